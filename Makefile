@@ -1,0 +1,31 @@
+# Two commands for a new user: `make demo` and `make test`. Both set everything up first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# every distribution in the repo (those present), installed editable
+DISTS  := $(patsubst %/pyproject.toml,%,$(wildcard core/pyproject.toml heta_plugin_*/pyproject.toml plugins/*/pyproject.toml))
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(DISTS))
+	$(PYTHON) -m venv $(VENV)
+	# torch first, pinned: 2.13.0 is a CPU build on this machine's disk; an unpinned torch pulls gigabytes of CUDA.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e ".[dev]" $(addprefix -e ./,$(DISTS))
+	touch $(STAMP)
+
+demo: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python examples/demo.py
+
+test: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/pip install --quiet -e ".[bench]"
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) demo-kb

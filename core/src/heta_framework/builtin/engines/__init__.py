@@ -1,0 +1,1 @@
+"""Core's query engines: ``sql_text_search`` and the composed modes."""

@@ -1,0 +1,20 @@
+"""``sql_text_search``: keyword search over chunk text in SQLite FTS5 (BM25), with metadata filters."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, chunk_result
+
+
+class SqlTextSearchEngine:
+    mode: ClassVar[str] = "sql_text_search"
+    required_assets: ClassVar[frozenset[SearchAssetRef]] = frozenset({SearchAssetRef(kind="chunk_text_index")})
+
+    async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
+        asset = context.find_asset(SearchAssetRef(kind="chunk_text_index"))
+        store = context.get_component(asset.store if asset else "stores.sql")
+        hits = await asyncio.to_thread(store.search_text, request.text, request.top_k, request.filters)
+        results = [chunk_result(chunk, score, self.mode) for chunk, score in hits]
+        return QueryResponse(results=results)

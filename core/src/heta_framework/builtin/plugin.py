@@ -1,0 +1,35 @@
+"""Core's built-in plugin, registered through the same hooks as every other plugin."""
+
+from __future__ import annotations
+
+from heta_framework.builtin.engines.sql_text import SqlTextSearchEngine
+from heta_framework.builtin.parsers import BUILTIN_PARSERS
+from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
+from heta_framework.builtin.stores.folder import FolderObjectStore, FolderStoreConfig
+from heta_framework.builtin.stores.sqlite_chunks import SQLiteChunkStore, SQLiteChunkStoreConfig
+from heta_framework.kb.stores import StoreType
+from heta_framework.plugins.hookspecs import hookimpl
+
+
+@hookimpl
+def register_steps(register):
+    register(ParseDocuments)
+    register(SplitDocuments)
+    register(PersistChunks)
+
+
+@hookimpl
+def register_query_engines(register):
+    register(SqlTextSearchEngine())
+
+
+@hookimpl
+def register_stores(register):
+    register(StoreType("folder", "objects", FolderObjectStore.open, FolderStoreConfig, default=True, description="a plain folder"))
+    register(StoreType("sqlite", "sql", SQLiteChunkStore.open, SQLiteChunkStoreConfig, default=True, description="SQLite + FTS5"))
+
+
+@hookimpl
+def register_parsers(register):
+    for parser in BUILTIN_PARSERS:
+        register(parser)

@@ -1,0 +1,93 @@
+"""``SplitDocuments``: parsed text -> token-sized, sentence-respecting chunks with provenance."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import attrs
+
+from heta_framework.builtin.text_split import split_text
+from heta_framework.kb.documents import Chunk, chunk_to_dict, parsed_from_dict
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
+
+CHUNKS_PREFIX = "chunks/"
+
+
+def chunks_key(document_id: str) -> str:
+    return f"{CHUNKS_PREFIX}{document_id}.json"
+
+
+def _positive(instance: Any, attribute: attrs.Attribute, value: int) -> None:
+    if value < 1:
+        raise ValueError(f"{attribute.name} must be at least 1, got {value}")
+
+
+@attrs.frozen
+class SplitDocuments:
+    """Split each parsed document into chunks of about ``chunk_size`` tokens.
+
+    A token is a word or one CJK character (no tokenizer download). Chunks end
+    at sentence boundaries where possible and repeat up to ``chunk_overlap``
+    tokens of the previous chunk. Each chunk keeps its document id, source,
+    character offsets and page.
+    """
+
+    name: ClassVar[str] = "split_documents"
+
+    chunk_size: int = attrs.field(default=200, validator=_positive)
+    chunk_overlap: int = attrs.field(default=30)
+
+    def __attrs_post_init__(self) -> None:
+        if not 0 <= self.chunk_overlap < self.chunk_size:
+            raise ValueError(f"chunk_overlap must be >= 0 and smaller than chunk_size ({self.chunk_size}), got {self.chunk_overlap}")
+
+    @property
+    def requirements(self) -> StepRequirements:
+        return StepRequirements(components=frozenset({store_ref("objects")}), artifacts=frozenset({"parsed_document_keys"}))
+
+    @property
+    def capabilities(self) -> StepCapabilities:
+        return StepCapabilities(artifacts=frozenset({"chunk_keys"}))
+
+    def split(self, parsed: Any) -> list[Chunk]:
+        chunks = []
+        for index, (start, end) in enumerate(split_text(parsed.text, self.chunk_size, self.chunk_overlap)):
+            chunks.append(
+                Chunk(
+                    id=f"{parsed.document_id}-{index:05d}",
+                    document_id=parsed.document_id,
+                    text=parsed.text[start:end],
+                    index=index,
+                    start=start,
+                    end=end,
+                    source=parsed.source,
+                    page=parsed.page_at(start),
+                    metadata=parsed.metadata,
+                )
+            )
+        return chunks
+
+    async def run(self, context: Any) -> None:
+        objects = context.get_component("stores.objects")
+        keys: list[str] = []
+        parsed_keys = context.get_artifact("parsed_document_keys")
+        progress = context.progress("split documents", len(parsed_keys))
+        for parsed_key in parsed_keys:
+            parsed = parsed_from_dict(objects.get_json(parsed_key))
+            chunks = self.split(parsed)
+            key = chunks_key(parsed.document_id)
+            objects.put_json(key, [chunk_to_dict(c) for c in chunks])
+            keys.append(key)
+            context.count("chunks", len(chunks))
+            progress.advance()
+        progress.close()
+        context.set_artifact("chunk_keys", keys)
+
+    def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
+        return StepCleanupPlan(paths=("objects/chunks",), description="document chunks")
+
+    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
+        objects = context.get_component("stores.objects")
+        for document_id in document_ids:
+            objects.delete(chunks_key(document_id))

@@ -1,0 +1,1 @@
+"""Core's embedded stores: a folder of objects and a SQLite database for chunks."""

@@ -1,0 +1,62 @@
+"""``stores.objects``: a plain folder of keyed objects inside the knowledge base."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import attrs
+
+from heta_framework.kb.atomic import write_bytes_atomic
+
+
+@attrs.frozen
+class FolderStoreConfig:
+    path: str = "objects"
+
+
+class FolderObjectStore:
+    def __init__(self, root: Path):
+        self.root = root
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    @classmethod
+    def open(cls, config: FolderStoreConfig | None, kb_root: Path) -> FolderObjectStore:
+        return cls(kb_root / (config or FolderStoreConfig()).path)
+
+    def _path(self, key: str) -> Path:
+        relative = PurePosixPath(key)
+        if relative.is_absolute() or ".." in relative.parts:
+            raise ValueError(f"object key must be a relative path without '..', got {key!r}")
+        return self.root.joinpath(*relative.parts)
+
+    def put_bytes(self, key: str, data: bytes) -> None:
+        write_bytes_atomic(self._path(key), data)
+
+    def get_bytes(self, key: str) -> bytes:
+        return self._path(key).read_bytes()
+
+    def put_json(self, key: str, value: Any) -> None:
+        self.put_bytes(key, json.dumps(value, ensure_ascii=False).encode("utf-8"))
+
+    def get_json(self, key: str) -> Any:
+        return json.loads(self._path(key).read_bytes())
+
+    def exists(self, key: str) -> bool:
+        return self._path(key).exists()
+
+    def delete(self, key: str) -> None:
+        self._path(key).unlink(missing_ok=True)
+
+    def keys(self, prefix: str = "") -> Iterator[str]:
+        base = self._path(prefix) if prefix else self.root
+        if base.is_file():
+            yield prefix
+            return
+        if not base.exists():
+            return
+        for path in sorted(base.rglob("*")):
+            if path.is_file() and not path.name.startswith("."):
+                yield path.relative_to(self.root).as_posix()

@@ -1,0 +1,1 @@
+"""The ``heta`` command line."""

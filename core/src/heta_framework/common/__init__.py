@@ -1,0 +1,1 @@
+"""Pieces every plugin shares: model configuration, secrets, retries."""

@@ -1,0 +1,160 @@
+"""Model configuration (what the recipe names) and client protocols (what providers build).
+
+A recipe names models as ``provider/model``: ``openai/gpt-4o-mini``,
+``cohere/rerank-english-v3.0``, ``local/all-MiniLM-L6-v2``. A provider plugin
+(``register_model_providers``) turns such a configuration into a client that
+satisfies ``EmbeddingClient``, ``LanguageClient`` or ``RerankClient``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import attrs
+
+from heta_framework.common.secrets import Secret
+
+ModelKind = Literal["embedding", "language", "reranker"]
+
+
+def _to_secret(value: Secret | str | None) -> Secret | None:
+    if value is None or isinstance(value, Secret):
+        return value
+    return Secret(value=value)
+
+
+def _validate_model_name(instance: Any, attribute: attrs.Attribute, value: str) -> None:
+    provider, _, model = value.partition("/")
+    if not provider or not model:
+        raise ValueError(
+            f"model_name must look like 'provider/model' (for example 'openai/gpt-4o-mini'), got {value!r}"
+        )
+
+
+@attrs.frozen
+class _ModelConfig:
+    model_name: str = attrs.field(validator=_validate_model_name)
+    api_key: Secret | None = attrs.field(default=None, converter=_to_secret)
+    api_key_env: str | None = None
+    base_url: str | None = None
+    options: Mapping[str, Any] = attrs.field(factory=dict)
+
+    kind: str = attrs.field(init=False, default="model")
+
+    @property
+    def provider(self) -> str:
+        return self.model_name.partition("/")[0]
+
+    @property
+    def model(self) -> str:
+        return self.model_name.partition("/")[2]
+
+    def secret(self) -> Secret | None:
+        """The key to use: the recipe's value, else the named environment variable."""
+        if self.api_key is not None:
+            return self.api_key
+        if self.api_key_env:
+            return Secret(env=self.api_key_env)
+        return None
+
+
+@attrs.frozen
+class EmbeddingModel(_ModelConfig):
+    """An embedding model, e.g. ``EmbeddingModel(model_name="local/all-MiniLM-L6-v2")``."""
+
+    kind: str = attrs.field(init=False, default="embedding")
+
+
+@attrs.frozen
+class LanguageModel(_ModelConfig):
+    """A chat/completion model, e.g. ``LanguageModel(model_name="openai/gpt-4o-mini")``."""
+
+    kind: str = attrs.field(init=False, default="language")
+
+
+@attrs.frozen
+class RerankModel(_ModelConfig):
+    """A reranker, e.g. ``RerankModel(model_name="cohere/rerank-english-v3.0")``."""
+
+    kind: str = attrs.field(init=False, default="reranker")
+
+
+AnyModel = EmbeddingModel | LanguageModel | RerankModel
+
+
+# --- what providers build ---------------------------------------------------------
+
+
+@runtime_checkable
+class EmbeddingClient(Protocol):
+    """Turns texts into L2-normalisable float vectors."""
+
+    model_name: str
+
+    @property
+    def dimension(self) -> int: ...
+
+    async def embed(self, texts: Sequence[str]) -> Any:
+        """Return a float32 array of shape ``(len(texts), dimension)``."""
+        ...
+
+
+@attrs.frozen
+class Message:
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@attrs.frozen
+class Completion:
+    """What a language model answered, with token usage when the server reports it."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@runtime_checkable
+class LanguageClient(Protocol):
+    model_name: str
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        json_schema: Mapping[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """Answer the conversation; with ``json_schema`` the server is asked for JSON of that shape."""
+        ...
+
+
+@attrs.frozen
+class RerankHit:
+    index: int
+    score: float
+
+
+@runtime_checkable
+class RerankClient(Protocol):
+    model_name: str
+
+    async def rerank(self, query: str, documents: Sequence[str], top_n: int) -> list[RerankHit]:
+        """Return the ``top_n`` most relevant documents, best first, by their index in ``documents``."""
+        ...
+
+
+@attrs.frozen
+class ModelProvider:
+    """What ``register_model_providers`` registers: a factory for one provider prefix.
+
+    ``create(config)`` gets the recipe's model configuration and returns a client.
+    It must not touch the network: connect lazily on the first call.
+    """
+
+    name: str
+    kinds: frozenset[str]
+    create: Any  # Callable[[AnyModel], EmbeddingClient | LanguageClient | RerankClient]
+    description: str = ""

@@ -1,0 +1,76 @@
+"""Exceptions for problems Heta cannot recover from.
+
+Every message says what went wrong *and what to do about it*. Recoverable
+problems never raise: they become ``StepIssue`` records (builds) or
+``metadata["issues"]`` entries (queries).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class HetaError(Exception):
+    """Base class of every error Heta raises on purpose."""
+
+
+class RecipeError(HetaError):
+    """A recipe file or object is malformed."""
+
+
+class RecipeValidationError(RecipeError):
+    """A recipe's steps need things nothing provides. Lists *all* problems at once."""
+
+    def __init__(self, problems: Iterable[str]):
+        self.problems = tuple(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(
+            f"The recipe cannot run: {len(self.problems)} problem(s) found before any step ran:\n{lines}"
+        )
+
+
+class PluginError(HetaError):
+    """A plugin could not be loaded or registered something invalid."""
+
+
+class DuplicateRegistrationError(PluginError):
+    """Two plugins registered the same name."""
+
+
+class UnknownNameError(HetaError, LookupError):
+    """A step, query mode, store type, parser or model provider is not registered."""
+
+
+class ModeUnavailableError(HetaError):
+    """A query mode exists but the knowledge base lacks an asset or component it needs."""
+
+
+class QueryRecursionError(HetaError):
+    """A query engine called a mode that is already on the call stack."""
+
+
+class StepFailedError(HetaError):
+    """A build step raised; the knowledge base stays readable and the build resumable."""
+
+
+class KnowledgeBaseError(HetaError):
+    """The knowledge-base folder is missing, incomplete or from an incompatible version."""
+
+
+class ModelError(HetaError):
+    """A model provider could not be created or a model call failed for good."""
+
+
+class ModelTimeoutError(ModelError):
+    """A model call did not answer in time, after every retry."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """A short hint that lists the registered names closest to ``name``."""
+    import difflib
+
+    known = sorted(known)
+    close = difflib.get_close_matches(name, known, n=3)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    listing = ", ".join(known) if known else "(none)"
+    return f"Registered: {listing}.{hint}"

@@ -1,0 +1,133 @@
+"""``StepContext``: how a running step reaches components, artifacts, issues and progress."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from heta_framework.errors import HetaError
+from heta_framework.kb.steps import IssueResolution, IssueSubject, StepIssue
+
+
+class ProgressHandle(Protocol):
+    def advance(self, amount: int = 1) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _NoProgress:
+    def advance(self, amount: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+#: ``progress(description, total) -> ProgressHandle``; the CLI shows a bar, libraries show nothing.
+ProgressFactory = Callable[[str, int | None], ProgressHandle]
+
+
+def no_progress(description: str, total: int | None) -> ProgressHandle:
+    return _NoProgress()
+
+
+class StepContext:
+    """Satisfies ``StepContextProtocol`` and adds issues, statistics and progress for one step run."""
+
+    def __init__(
+        self,
+        *,
+        knowledge_base: Any,
+        step_name: str,
+        artifacts: Mapping[str, Any],
+        run_id: int,
+        document_ids: list[str],
+        progress: ProgressFactory = no_progress,
+    ):
+        self.knowledge_base = knowledge_base
+        self.step_name = step_name
+        self.run_id = run_id
+        self.document_ids = document_ids
+        self._artifacts = dict(artifacts)
+        self.produced: dict[str, Any] = {}
+        self.issues: list[StepIssue] = []
+        self.stats: Counter[str] = Counter()
+        self._progress = progress
+
+    # --- StepContextProtocol ---------------------------------------------------------
+
+    def get_component(self, key: str) -> Any:
+        return self.knowledge_base.get_component(key)
+
+    def get_artifact(self, key: str) -> Any:
+        try:
+            return self._artifacts[key]
+        except KeyError:
+            raise HetaError(
+                f"Step {self.step_name!r} asked for artifact {key!r}, which no earlier step produced. "
+                f"Declare it in the step's requirements so the recipe is checked before the build; available: "
+                f"{', '.join(sorted(self._artifacts)) or '(none)'}."
+            ) from None
+
+    def set_artifact(self, key: str, value: Any) -> None:
+        try:
+            json.dumps(value)
+        except TypeError as exc:
+            raise HetaError(
+                f"Step {self.step_name!r} set artifact {key!r} to a value that cannot be saved as JSON ({exc}). "
+                "Artifacts are persisted so builds can resume: store keys or ids, and put data in a store."
+            ) from None
+        self._artifacts[key] = value
+        self.produced[key] = value
+
+    # --- extras ----------------------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        """The knowledge-base folder."""
+        return self.knowledge_base.path
+
+    def document(self, document_id: str) -> Any:
+        """The catalog entry (``DocumentRecord``) of a document in this knowledge base."""
+        return self.knowledge_base.documents[document_id]
+
+    def has_component(self, key: str) -> bool:
+        return self.knowledge_base.has_component(key)
+
+    def report(
+        self,
+        code: str,
+        message: str,
+        *,
+        subject: tuple[str, str],
+        severity: str = "warning",
+        action: str | None = None,
+        outcome: str | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> StepIssue:
+        """Record a recoverable problem as a ``StepIssue`` and go on."""
+        resolution = IssueResolution(action=action, outcome=outcome or "") if action else None
+        issue = StepIssue(
+            step=self.step_name,
+            subject=IssueSubject(type=subject[0], id=subject[1]),
+            code=code,
+            severity=severity,
+            message=message,
+            resolution=resolution,
+            details={k: str(v) for k, v in (details or {}).items()},
+        )
+        self.add_issue(issue)
+        return issue
+
+    def add_issue(self, issue: StepIssue) -> None:
+        self.issues.append(issue)
+
+    def count(self, name: str, amount: int = 1) -> None:
+        """Add to a statistic shown in the build report (``llm_calls``, ``cache_hits``, ...)."""
+        self.stats[name] += amount
+
+    def progress(self, description: str, total: int | None = None) -> ProgressHandle:
+        return self._progress(description, total)

@@ -1,0 +1,182 @@
+"""Documents and chunks as they travel between steps, and the parser protocol.
+
+Steps hand documents to each other through the object store:
+``raw/<id>`` (never deleted) -> ``parsed/<id>.json`` -> ``chunks/<id>.json``.
+Artifacts carry the *keys* of those objects, so a resumed build reads exactly
+what the interrupted one wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+import attrs
+
+
+def _dict(value: Mapping[str, Any] | None) -> dict[str, Any]:
+    return dict(value or {})
+
+
+def content_hash(data: bytes | str) -> str:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+@attrs.frozen
+class SourceDocument:
+    """A document given as content rather than a file path: ``kb.build([SourceDocument(text=..., id=...)])``.
+
+    ``name`` picks the parser by its extension (default ``.txt``).
+    """
+
+    text: str | None = None
+    data: bytes | None = None
+    id: str | None = None
+    name: str = "document.txt"
+    source: str | None = None
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_dict)
+
+    def content(self) -> bytes:
+        if self.data is not None:
+            return self.data
+        return (self.text or "").encode("utf-8")
+
+
+@attrs.frozen
+class DocumentRecord:
+    """A document the knowledge base knows about (the catalog entry)."""
+
+    id: str
+    source: str
+    name: str
+    content_hash: str
+    size: int
+    raw_key: str
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_dict)
+    state: str = "pending"  # pending -> built; a new build processes every pending document
+
+
+@attrs.frozen
+class PageSpan:
+    start: int
+    end: int
+    page: int
+
+
+@attrs.frozen
+class ParsedDocument:
+    document_id: str
+    source: str
+    text: str
+    pages: tuple[PageSpan, ...] = ()
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_dict)
+
+    def page_at(self, offset: int) -> int | None:
+        for span in self.pages:
+            if span.start <= offset < span.end:
+                return span.page
+        return None
+
+
+@attrs.frozen
+class Chunk:
+    """A piece of a document with provenance: document, source path, character offsets, page."""
+
+    id: str
+    document_id: str
+    text: str
+    index: int
+    start: int
+    end: int
+    source: str = ""
+    page: int | None = None
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_dict)
+
+    def provenance(self) -> dict[str, Any]:
+        """The metadata a search result carries about where this chunk came from."""
+        data: dict[str, Any] = {
+            **self.metadata,
+            "document_id": self.document_id,
+            "source": self.source,
+            "chunk_index": self.index,
+            "start": self.start,
+            "end": self.end,
+        }
+        if self.page is not None:
+            data["page"] = self.page
+        return data
+
+
+@attrs.frozen
+class ParseResult:
+    """What a parser returns: text and page spans. ``warnings`` become ``StepIssue``s."""
+
+    text: str
+    pages: tuple[PageSpan, ...] = ()
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_dict)
+
+
+class DocumentParseError(Exception):
+    """Raised by a parser for a corrupt or unreadable document; becomes a ``corrupt_document`` issue."""
+
+
+@attrs.frozen
+class DocumentParser:
+    """What ``register_parsers`` registers. ``parse(data, name)`` gets the raw bytes and file name."""
+
+    name: str
+    extensions: tuple[str, ...]
+    parse: Callable[[bytes, str], ParseResult]
+    description: str = ""
+
+
+class ParserSet:
+    """The ``parsers.documents`` component: picks a parser by file extension."""
+
+    def __init__(self, parsers: Iterable[DocumentParser]):
+        self._by_extension: dict[str, DocumentParser] = {}
+        for parser in parsers:
+            for extension in parser.extensions:
+                self._by_extension[extension.lower()] = parser
+
+    def for_name(self, name: str) -> DocumentParser | None:
+        lowered = name.lower()
+        # longest extension first so ".tar.gz"-style names resolve sensibly
+        for extension in sorted(self._by_extension, key=len, reverse=True):
+            if lowered.endswith(extension):
+                return self._by_extension[extension]
+        return None
+
+    @property
+    def extensions(self) -> list[str]:
+        return sorted(self._by_extension)
+
+
+# --- reading what earlier steps wrote ------------------------------------------------
+
+def chunk_to_dict(chunk: Chunk) -> dict[str, Any]:
+    return attrs.asdict(chunk)
+
+
+def chunk_from_dict(data: Mapping[str, Any]) -> Chunk:
+    return Chunk(**data)
+
+
+def iter_chunks(objects: Any, chunk_keys: Iterable[str]) -> Iterator[Chunk]:
+    """Every chunk stored under ``chunk_keys`` in the object store, in order."""
+    for key in chunk_keys:
+        for data in objects.get_json(key):
+            yield chunk_from_dict(data)
+
+
+def parsed_from_dict(data: Mapping[str, Any]) -> ParsedDocument:
+    return ParsedDocument(
+        document_id=data["document_id"],
+        source=data["source"],
+        text=data["text"],
+        pages=tuple(PageSpan(**p) for p in data.get("pages", ())),
+        metadata=data.get("metadata", {}),
+    )

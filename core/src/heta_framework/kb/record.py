@@ -1,0 +1,151 @@
+"""The run record: what each build ran, produced and ran into, persisted atomically.
+
+``run_record.json`` in the knowledge-base folder holds every run's per-step
+status, artifacts, issues and statistics, plus the capabilities and search
+assets the knowledge base has. It is rewritten (write-then-rename) after every
+step, so a crash leaves the last finished step recorded and the build resumable.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+
+from heta_framework.errors import KnowledgeBaseError
+from heta_framework.kb.atomic import read_json, write_json_atomic
+from heta_framework.kb.search import SearchAsset
+from heta_framework.kb.steps import StepIssue
+
+FORMAT_VERSION = 1
+_converter = cattrs.Converter()
+
+
+def issue_to_dict(issue: StepIssue) -> dict[str, Any]:
+    return _converter.unstructure(issue)
+
+
+def issue_from_dict(data: dict[str, Any]) -> StepIssue:
+    return _converter.structure(data, StepIssue)
+
+
+def asset_to_dict(asset: SearchAsset) -> dict[str, Any]:
+    return {"kind": asset.kind, "name": asset.name, "store": asset.store, "metadata": dict(asset.metadata)}
+
+
+def asset_from_dict(data: dict[str, Any]) -> SearchAsset:
+    return SearchAsset(**data)
+
+
+class RunRecord:
+    """A thin, typed view over ``run_record.json``; every mutation is followed by ``save()``."""
+
+    def __init__(self, path: Path, data: dict[str, Any]):
+        self.path = path
+        self.data = data
+
+    @classmethod
+    def open(cls, path: Path) -> RunRecord:
+        data = read_json(path)
+        if data is None:
+            data = {"format": FORMAT_VERSION, "runs": [], "search_assets": [], "queries": [], "artifacts": [], "step_artifacts": {}}
+        elif data.get("format") != FORMAT_VERSION:
+            raise KnowledgeBaseError(
+                f"{path} has run-record format {data.get('format')!r}; this Heta reads format {FORMAT_VERSION}. "
+                "Rebuild the knowledge base with this version."
+            )
+        return cls(path, data)
+
+    def save(self) -> None:
+        write_json_atomic(self.path, self.data)
+
+    # --- runs ----------------------------------------------------------------------
+
+    @property
+    def runs(self) -> list[dict[str, Any]]:
+        return self.data["runs"]
+
+    @property
+    def last_run(self) -> dict[str, Any] | None:
+        return self.runs[-1] if self.runs else None
+
+    def start_run(self, document_ids: list[str], step_keys: list[str]) -> dict[str, Any]:
+        run = {
+            "id": len(self.runs) + 1,
+            "status": "running",
+            "started": time.time(),
+            "finished": None,
+            "document_ids": document_ids,
+            "steps": {key: {"status": "pending"} for key in step_keys},
+        }
+        self.runs.append(run)
+        self.save()
+        return run
+
+    # --- what the knowledge base can do ----------------------------------------------
+
+    @property
+    def search_assets(self) -> list[SearchAsset]:
+        return [asset_from_dict(a) for a in self.data["search_assets"]]
+
+    @property
+    def queries(self) -> set[str]:
+        return set(self.data["queries"])
+
+    @property
+    def artifacts(self) -> set[str]:
+        return set(self.data.get("artifacts", []))
+
+    def add_capabilities(self, step_name: str, assets: Iterable[SearchAsset], queries: Iterable[str], artifacts: Iterable[str], produced: dict[str, Any]) -> None:
+        known = {(a["kind"], a["name"]) for a in self.data["search_assets"]}
+        for asset in assets:
+            if (asset.kind, asset.name) not in known:
+                self.data["search_assets"].append(asset_to_dict(asset))
+                known.add((asset.kind, asset.name))
+        self.data["queries"] = sorted(set(self.data["queries"]) | set(queries))
+        self.data["artifacts"] = sorted(set(self.data.get("artifacts", [])) | set(artifacts))
+        self.data["step_artifacts"].setdefault(step_name, {}).update(produced)
+
+    def all_issues(self) -> list[StepIssue]:
+        return [issue_from_dict(i) for run in self.runs for step in run["steps"].values() for i in step.get("issues", [])]
+
+
+@attrs.frozen
+class StepReport:
+    key: str
+    name: str
+    status: str
+    seconds: float
+    issues: tuple[StepIssue, ...]
+    stats: dict[str, Any]
+
+
+@attrs.frozen
+class BuildReport:
+    """What a build ran, produced, and every ``StepIssue`` it met."""
+
+    run_id: int
+    document_count: int
+    steps: tuple[StepReport, ...]
+    resumed: bool = False
+
+    @property
+    def issues(self) -> list[StepIssue]:
+        return [issue for step in self.steps for issue in step.issues]
+
+    def to_text(self) -> str:
+        lines = [f"Build run {self.run_id}{' (resumed)' if self.resumed else ''}: {self.document_count} document(s)"]
+        for step in self.steps:
+            stats = ", ".join(f"{k}={v}" for k, v in step.stats.items())
+            lines.append(f"  {step.name:<24} {step.status:<8} {step.seconds:7.2f}s  {stats}")
+        if self.issues:
+            lines.append(f"{len(self.issues)} issue(s):")
+            for issue in self.issues:
+                lines.append(f"  [{issue.severity}] {issue.step}: {issue.code} ({issue.subject.type} {issue.subject.id}): {issue.message}")
+        else:
+            lines.append("No issues.")
+        return "\n".join(lines)

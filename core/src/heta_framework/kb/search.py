@@ -1,0 +1,299 @@
+"""Query protocols: search assets, query engines, requests, responses and the engine registry.
+
+A build step *publishes* ``SearchAsset``s; a query engine *requires*
+``SearchAssetRef``s (and optionally components). A mode is available exactly
+when the knowledge base has built every asset its engine requires.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import attrs
+
+from heta_framework.errors import ModeUnavailableError, QueryRecursionError, UnknownNameError, did_you_mean
+
+if TYPE_CHECKING:
+    from heta_framework.kb.steps import ComponentRef
+
+
+def _frozen_dict(value: Mapping[str, Any] | None) -> dict[str, Any]:
+    return dict(value or {})
+
+
+@attrs.frozen
+class SearchAsset:
+    """A queryable thing a step built: where it lives and what shape it has. It never runs queries."""
+
+    kind: str
+    name: str
+    store: str
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict, eq=False, hash=False)
+
+
+@attrs.frozen
+class SearchAssetRef:
+    """A query engine's dependency on an asset. ``name=None`` matches any asset of that kind."""
+
+    kind: str
+    name: str | None = None
+
+    def matches(self, asset: SearchAsset) -> bool:
+        return asset.kind == self.kind and (self.name is None or asset.name == self.name)
+
+    def __str__(self) -> str:
+        return self.kind if self.name is None else f"{self.kind}:{self.name}"
+
+
+@attrs.frozen
+class QueryRequest:
+    text: str
+    mode: str
+    top_k: int = 10
+    filters: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
+    options: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
+    trace: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if self.top_k < 1:
+            raise ValueError(f"top_k must be at least 1, got {self.top_k}")
+
+
+@attrs.frozen
+class QueryResult:
+    """One hit. ``id`` is the fusion key: a chunk id for chunks, ``entity:...``/``relation:...`` for graph facts.
+
+    ``evidence`` holds the chunks a graph fact came from (themselves ``QueryResult``s of kind ``chunk``).
+    ``metadata`` carries provenance: ``document_id``, ``source``, ``start``, ``end``, ``page``.
+    """
+
+    id: str
+    text: str
+    score: float
+    kind: str = "chunk"
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
+    evidence: tuple[QueryResult, ...] = ()
+    sources: tuple[str, ...] = ()
+
+    @property
+    def document_id(self) -> str | None:
+        return self.metadata.get("document_id")
+
+
+@attrs.frozen
+class Citation:
+    """Maps a marker in an answer (``[1]``) to the result that supports it."""
+
+    marker: str
+    result_id: str
+    text: str = ""
+
+
+@attrs.frozen
+class TraceNode:
+    """One query in the call tree of a (possibly composed) query."""
+
+    mode: str
+    text: str
+    top_k: int
+    options: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
+    result_count: int = 0
+    duration_ms: float = 0.0
+    children: tuple[TraceNode, ...] = ()
+    issues: tuple[Mapping[str, Any], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "text": self.text,
+            "top_k": self.top_k,
+            "options": dict(self.options),
+            "result_count": self.result_count,
+            "duration_ms": round(self.duration_ms, 3),
+            "issues": [dict(i) for i in self.issues],
+            "children": [c.to_dict() for c in self.children],
+        }
+
+
+@attrs.frozen
+class QueryResponse:
+    results: tuple[QueryResult, ...] = attrs.field(default=(), converter=tuple)
+    answer: str | None = None
+    citations: tuple[Citation, ...] = attrs.field(default=(), converter=tuple)
+    trace: TraceNode | None = None
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
+
+    @property
+    def issues(self) -> list[Mapping[str, Any]]:
+        return list(self.metadata.get("issues", ()))
+
+
+def query_issue(code: str, message: str, action: str, **details: Any) -> dict[str, Any]:
+    """A ``metadata["issues"]`` entry: a stable ``code``, a readable ``message``, the ``action`` taken."""
+    issue: dict[str, Any] = {"code": code, "message": message, "action": action}
+    if details:
+        issue["details"] = details
+    return issue
+
+
+@runtime_checkable
+class QueryEngineProtocol(Protocol):
+    """A query mode. ``required_components`` (a frozenset of ``ComponentRef``) is optional."""
+
+    @property
+    def mode(self) -> str: ...
+
+    @property
+    def required_assets(self) -> frozenset[SearchAssetRef]: ...
+
+    async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse: ...
+
+
+def required_components(engine: QueryEngineProtocol) -> frozenset[ComponentRef]:
+    return frozenset(getattr(engine, "required_components", frozenset()) or frozenset())
+
+
+class QueryEngineRegistry:
+    """The query engines a knowledge base can use, keyed by mode."""
+
+    def __init__(self, engines: Iterable[QueryEngineProtocol] = (), *, providers: Mapping[str, str] | None = None):
+        self._engines: dict[str, QueryEngineProtocol] = {}
+        self._providers: dict[str, str] = dict(providers or {})
+        for engine in engines:
+            self.register(engine)
+
+    def register(self, engine: QueryEngineProtocol, provider: str = "") -> None:
+        if engine.mode in self._engines:
+            raise ValueError(f"query mode {engine.mode!r} is registered twice")
+        self._engines[engine.mode] = engine
+        if provider:
+            self._providers[engine.mode] = provider
+
+    def get(self, mode: str) -> QueryEngineProtocol:
+        try:
+            return self._engines[mode]
+        except KeyError:
+            raise UnknownNameError(f"Unknown query mode {mode!r}. {did_you_mean(mode, self._engines)}") from None
+
+    def provider_of(self, mode: str) -> str:
+        return self._providers.get(mode, "")
+
+    @property
+    def modes(self) -> list[str]:
+        return list(self._engines)
+
+    def missing(
+        self,
+        engine: QueryEngineProtocol,
+        assets: Iterable[SearchAsset],
+        components: Iterable[str] | None = None,
+    ) -> list[str]:
+        """Why ``engine`` is unavailable: each missing asset and component, as text (empty = available)."""
+        assets = list(assets)
+        reasons = [
+            f"asset {ref} is not built"
+            for ref in engine.required_assets
+            if not any(ref.matches(asset) for asset in assets)
+        ]
+        if components is not None:
+            have = set(components)
+            reasons += [
+                f"component {ref.key} is not in the recipe"
+                for ref in sorted(required_components(engine), key=lambda r: r.key)
+                if ref.key not in have
+            ]
+        return sorted(reasons)
+
+    def available_modes(self, assets: Iterable[SearchAsset], components: Iterable[str] | None = None) -> list[str]:
+        assets = list(assets)
+        components = None if components is None else list(components)
+        return [mode for mode, engine in self._engines.items() if not self.missing(engine, assets, components)]
+
+
+class QueryContext:
+    """What an engine gets: components, and ``query()`` — the only way to call another mode.
+
+    ``query()`` refuses a mode already on the call stack (A→B→A), checks that the
+    mode is available, and records a nested trace node when tracing.
+    """
+
+    def __init__(self, kb: Any, request: QueryRequest, stack: Sequence[str] = ()):
+        self._kb = kb
+        self.request = request
+        self.stack: tuple[str, ...] = (*stack, request.mode)
+        self.children: list[TraceNode] = []
+
+    @property
+    def knowledge_base(self) -> Any:
+        return self._kb
+
+    def get_component(self, key: str) -> Any:
+        return self._kb.get_component(key)
+
+    def has_component(self, key: str) -> bool:
+        return self._kb.has_component(key)
+
+    def find_asset(self, ref: SearchAssetRef) -> SearchAsset | None:
+        return next((a for a in self._kb.search_assets if ref.matches(a)), None)
+
+    def is_available(self, mode: str) -> bool:
+        return mode in self._kb.available_queries
+
+    async def query(
+        self,
+        text: str,
+        *,
+        mode: str,
+        top_k: int | None = None,
+        filters: Mapping[str, Any] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> QueryResponse:
+        if mode in self.stack:
+            chain = " -> ".join((*self.stack, mode))
+            raise QueryRecursionError(
+                f"Query mode {mode!r} calls itself through {chain}. "
+                "A composed engine must only call modes that do not call it back."
+            )
+        request = QueryRequest(
+            text=text,
+            mode=mode,
+            top_k=top_k or self.request.top_k,
+            filters=self.request.filters if filters is None else filters,
+            options=options or {},
+            trace=self.request.trace,
+        )
+        response = await self._kb._run_query(request, stack=self.stack)
+        if response.trace is not None:
+            self.children.append(response.trace)
+        return response
+
+
+def check_available(registry: QueryEngineRegistry, engine: QueryEngineProtocol, assets: Iterable[SearchAsset], components: Iterable[str]) -> None:
+    """Raise ``ModeUnavailableError`` naming each missing asset/component and what provides it."""
+    reasons = registry.missing(engine, assets, components)
+    if reasons:
+        from heta_framework.plugins.known import provider_hint
+
+        hints = [provider_hint(reason) for reason in reasons]
+        detail = "\n".join(f"  - {r}{h}" for r, h in zip(reasons, hints))
+        raise ModeUnavailableError(
+            f"Query mode {engine.mode!r} is not available in this knowledge base:\n{detail}"
+        )
+
+
+def elapsed_ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
+
+
+def chunk_result(chunk: Any, score: float, mode: str) -> QueryResult:
+    """A ``QueryResult`` for a ``Chunk``: text, score, provenance, and the mode that found it."""
+    return QueryResult(
+        id=chunk.id,
+        text=chunk.text,
+        score=float(score),
+        kind="chunk",
+        metadata=chunk.provenance(),
+        sources=(mode,),
+    )

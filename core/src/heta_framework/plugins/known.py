@@ -1,0 +1,54 @@
+"""Which first-party distribution usually provides a name, so errors can say what to install."""
+
+from __future__ import annotations
+
+_VECTOR = "heta-plugin-vector"
+_GRAPH = "heta-plugin-graph"
+_FULLTEXT = "heta-plugin-fulltext"
+
+KNOWN_PROVIDERS: dict[str, str] = {
+    # steps
+    "embed_chunks": _VECTOR,
+    "index_vectors": _VECTOR,
+    "index_full_text": _FULLTEXT,
+    "merge_chunks": _GRAPH,
+    "rechunk_documents": _GRAPH,
+    "extract_entities": _GRAPH,
+    "extract_relations": _GRAPH,
+    "deduplicate_entities": _GRAPH,
+    "deduplicate_relations": _GRAPH,
+    "build_graph": _GRAPH,
+    "merge_graph_into_store": _GRAPH,
+    "heta_graph": _GRAPH,
+    # query modes and the assets they need
+    "vector_search": _VECTOR,
+    "full_text_search": _FULLTEXT,
+    "heta_graph_search": _GRAPH,
+    "chunk_vector_index": f"{_VECTOR} (step index_vectors)",
+    "chunk_full_text_index": f"{_FULLTEXT} (step index_full_text)",
+    "chunk_text_index": "heta-framework (step persist_chunks)",
+    "graph_tables": f"{_GRAPH} (step build_graph)",
+    "graph_vector_index": f"{_GRAPH} (step build_graph)",
+    # stores
+    "faiss": _VECTOR,
+    "whoosh": _FULLTEXT,
+    "tantivy": _FULLTEXT,
+    "sqlite_graph": _GRAPH,
+    # model providers
+    "openai": "heta-plugin-openai",
+    "local": "heta-plugin-local (embeddings) or heta-plugin-rerank (cross-encoders)",
+    "cohere": "heta-plugin-rerank",
+    # components
+    "models.language": "a [models.language] entry in the recipe (e.g. model_name = \"openai/gpt-4o-mini\")",
+    "models.embedding": "a [models.embedding] entry in the recipe (e.g. model_name = \"local/all-MiniLM-L6-v2\")",
+    "models.reranker": "a [models.reranker] entry in the recipe",
+}
+
+
+def provider_hint(text: str) -> str:
+    """`` (provided by X)`` for the first known name found in ``text``, else ``""``."""
+    words = text.replace(":", " ").split()
+    for word in words:
+        if word in KNOWN_PROVIDERS:
+            return f" (provided by {KNOWN_PROVIDERS[word]})"
+    return ""
