@@ -7,7 +7,7 @@ async def test_build_and_query_real_documents(tmp_path, registry, sql_recipe, re
     DOCUMENTS = real_documents
     kb = KnowledgeBase.create(tmp_path / "kb", sql_recipe, registry=registry)
     report = await kb.build([DOCUMENTS])
-    assert report.document_count == 48
+    assert report.document_count == 49  # 48 articles + one Word document
     assert not report.issues
     assert kb.available_queries == ["sql_text_search"]
     response = await kb.query("who discovered penicillin", mode="sql_text_search", top_k=5)
