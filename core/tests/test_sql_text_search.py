@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 from heta_framework.kb import KnowledgeBase
 
 
@@ -15,7 +17,8 @@ async def test_build_and_query_real_documents(tmp_path, registry, sql_recipe, re
     assert any(name.startswith(("penicillin", "alexander-fleming")) for name in names[:3])
     top = response.results[0]
     assert top.metadata["source"].startswith(str(DOCUMENTS.resolve()))
-    assert top.text in (tmp_path / "kb" / "objects").joinpath("parsed", f"{top.document_id}.json").read_text()
+    parsed = json.loads((tmp_path / "kb" / "objects" / "parsed" / f"{top.document_id}.json").read_text())
+    assert parsed["text"][top.metadata["start"] : top.metadata["end"]] == top.text  # offsets are true
 
 
 async def test_chinese_query_finds_chinese_chunk(sql_kb, docs_dir):
