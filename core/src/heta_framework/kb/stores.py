@@ -12,7 +12,7 @@ base closes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -55,3 +55,60 @@ class ObjectStoreProtocol(Protocol):
     def delete(self, key: str) -> None: ...
 
     def keys(self, prefix: str = "") -> Iterator[str]: ...
+
+
+@attrs.frozen
+class VectorHit:
+    id: str
+    score: float  # cosine similarity, higher is better
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+
+
+@runtime_checkable
+class VectorCollectionProtocol(Protocol):
+    """One named set of vectors (``chunks``, ``graph_entities``, ...) with JSON metadata beside them.
+
+    Vectors are float32 ``(n, dimension)`` arrays; similarity is cosine.
+    ``filters`` match metadata keys exactly (a list value means any of them).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def __len__(self) -> int: ...
+
+    def upsert(self, ids: Sequence[str], vectors: Any, metadata: Sequence[Mapping[str, Any]]) -> None: ...
+
+    def delete(self, ids: Sequence[str]) -> int: ...
+
+    def delete_where(self, filters: Mapping[str, Any]) -> list[str]: ...
+
+    def contains(self, ids: Sequence[str]) -> list[bool]: ...
+
+    def get_metadata(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
+
+    def search(self, vectors: Any, top_k: int, filters: Mapping[str, Any] | None = None) -> list[list[VectorHit]]:
+        """For each query vector (``(q, dimension)``), the ``top_k`` best hits, best first."""
+        ...
+
+
+@runtime_checkable
+class VectorStoreProtocol(Protocol):
+    """``stores.vector``: named collections, persisted inside the knowledge-base folder."""
+
+    def collection(self, name: str, dimension: int | None = None) -> VectorCollectionProtocol:
+        """Open (or, with ``dimension``, create) a collection."""
+        ...
+
+    def has_collection(self, name: str) -> bool: ...
+
+    def drop_collection(self, name: str) -> None: ...
+
+    def relative_paths(self, name: str) -> list[str]:
+        """The files/folders of one collection, relative to the knowledge-base folder (for cleanup plans)."""
+        ...
+
+    def flush(self) -> None: ...
