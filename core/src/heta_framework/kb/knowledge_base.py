@@ -140,7 +140,7 @@ class KnowledgeBase:
             config = self.recipe.models.components().get(key)
             if config is None:
                 raise KnowledgeBaseError(f"The recipe has no {key}. Add it under [models] in {self.path / RECIPE_FILE}.")
-            return self.registry.model_provider(config.provider).create(config)
+            return self.registry.model_provider(config.provider, config.kind).create(config)
         if kind == "stores":
             store = self.recipe.stores.get(rest)
             slot = rest.split(".")[0]

@@ -17,9 +17,9 @@ LANGUAGE_MODEL_HINT = """\
 def starter_recipe_toml(registry: Any) -> str:
     steps = registry.items["steps"]
     procedures = registry.items["procedures"]
-    providers = registry.items["model_providers"]
+    providers = registry.items["model_providers"]  # keyed "kind:name"
     lines = ["# Heta recipe. Reference: docs/configuration.md", ""]
-    has_embedding = "local" in providers and "embed_chunks" in steps
+    has_embedding = "embedding:local" in providers and "embed_chunks" in steps
     if has_embedding:
         lines += ["[models.embedding]", 'model_name = "local/all-MiniLM-L6-v2"', ""]
     lines += [LANGUAGE_MODEL_HINT]

@@ -57,12 +57,19 @@ class FailedPlugin:
     reason: str = "import_error"  # or "incompatible"
 
 
-def _registration_name(category: str, item: Any) -> str:
+def _registration_names(category: str, item: Any) -> list[str]:
+    """The registry keys of one registered item.
+
+    Model providers are keyed per kind, so ``local`` embeddings (heta-plugin-local)
+    and ``local`` cross-encoders (heta-plugin-rerank) can both exist.
+    """
     if category == "query_engines":
-        return item.mode
+        return [item.mode]
     if category == "stores":
-        return f"{item.slot}:{item.name}"
-    return item.name
+        return [f"{item.slot}:{item.name}"]
+    if category == "model_providers":
+        return [f"{kind}:{item.name}" for kind in sorted(item.kinds)]
+    return [item.name]
 
 
 class PluginRegistry:
@@ -158,16 +165,19 @@ class PluginRegistry:
 
     def _register_callback(self, category: str, distribution: str, registered: dict[str, list[str]]) -> Callable[[Any], None]:
         def register(item: Any) -> None:
-            key = _registration_name(category, item)
-            owner = self._owners.get((category, key))
-            if owner is not None:
-                raise DuplicateRegistrationError(
-                    f"{category[:-1].replace('_', ' ')} {key!r} is registered by both {owner!r} and {distribution!r}. "
-                    f"Uninstall one of them, or rename the {category[:-1].replace('_', ' ')} in your plugin."
-                )
-            self._owners[(category, key)] = distribution
-            self.items[category][key] = item
-            registered.setdefault(category, []).append(key)
+            keys = _registration_names(category, item)
+            for key in keys:
+                owner = self._owners.get((category, key))
+                if owner is not None:
+                    what = category[:-1].replace("_", " ")
+                    raise DuplicateRegistrationError(
+                        f"{what} {key!r} is registered by both {owner!r} and {distribution!r}. "
+                        f"Uninstall one of them, or rename the {what} in your plugin."
+                    )
+            for key in keys:
+                self._owners[(category, key)] = distribution
+                self.items[category][key] = item
+                registered.setdefault(category, []).append(key)
 
         return register
 
@@ -205,8 +215,12 @@ class PluginRegistry:
     def store_types_for(self, slot: str) -> list[Any]:
         return [s for s in self.items["stores"].values() if s.slot == slot]
 
-    def model_provider(self, name: str) -> Any:
-        return self._get("model_providers", name, "model provider")
+    def model_provider(self, name: str, kind: str) -> Any:
+        """The provider for ``provider/...`` models of ``kind`` (embedding, language, reranker)."""
+        return self._get("model_providers", f"{kind}:{name}", f"{kind} model provider")
+
+    def model_provider_names(self) -> set[str]:
+        return {key.split(":", 1)[1] for key in self.items["model_providers"]}
 
     @property
     def parsers(self) -> list[Any]:
