@@ -1,0 +1,449 @@
+"""A scripted HTTP server on 127.0.0.1 for testing plugins that call model APIs.
+
+Tests use the *real* ``openai`` and ``cohere`` clients; only the server is fake.
+``ScriptedServer`` runs a stdlib ``ThreadingHTTPServer`` in a background thread
+on a free port of 127.0.0.1 (it never listens anywhere else), answers each
+request from a per-route queue of scripted responses or from a responder
+function, and records every request it saw::
+
+    from heta_framework.common.models import LanguageModel
+    from heta_framework.testing.http import ScriptedServer, chat_completion_body
+
+    with ScriptedServer() as server:
+        server.enqueue("/v1/chat/completions",
+                       status=429, body={"error": {"message": "slow down"}}, headers={"Retry-After": "0"})
+        server.enqueue("/v1/chat/completions", body=chat_completion_body("hello", prompt_tokens=7))
+        model = LanguageModel(model_name="openai/test-model", base_url=server.base_url, api_key="sk-test")
+        ...                                     # call the client under test
+        assert [r.path for r in server.requests] == ["/v1/chat/completions"] * 2
+        assert server.requests[-1].json["model"] == "test-model"
+
+Routes
+    A route is a path without the query string (``"/v1/embeddings"``). A path
+    that does not start with ``/`` is relative to ``prefix`` (default ``/v1``), so
+    ``server.enqueue("chat/completions", ...)`` is the same route. Routes match
+    any HTTP method.
+
+Answering a request, in this order
+    1. the route's FIFO queue (``enqueue``): each scripted response answers one request;
+    2. the route's responder (``respond(route, fn)``), used whenever the queue is
+       empty: ``fn(request: RecordedRequest)`` returns a ``Reply``, a dict/list
+       (sent as a 200 JSON body) or ``None`` (falls through to 3). Use it to answer
+       by request content, e.g. one extraction result per chunk;
+    3. the server-wide fallback responder (``ScriptedServer(fallback=fn)`` or
+       ``server.fallback = fn``);
+    4. otherwise ``404`` with an OpenAI-style error body naming the route, and the
+       request is listed in ``server.unanswered``.
+
+    A ``Reply`` has ``status``, ``body`` (JSON-serialisable, ``str`` or ``bytes``),
+    ``headers`` and ``delay`` (seconds to wait before answering; use it with a short
+    client timeout to test time-outs, or to make requests overlap). A responder
+    that raises answers ``500`` and the error text is kept in ``server.errors``.
+
+What is recorded
+    ``server.requests``: every ``RecordedRequest`` (``method``, ``path``, ``query``,
+    ``headers`` with lower-case names, raw ``body`` bytes and parsed ``json``, or
+    ``None``), in arrival order; ``server.requests_to(route)`` filters one route.
+    ``server.max_in_flight`` is the largest number of requests that were being
+    handled at the same moment, the way to assert a client's concurrency bound.
+    ``server.reset()`` clears queues, responders, records and counters.
+
+Bodies for common APIs
+    ``chat_completion_body(text, prompt_tokens=, completion_tokens=)`` (OpenAI chat
+    completions), ``embeddings_body(vectors)`` (OpenAI embeddings),
+    ``rerank_body([(index, score), ...])`` (Cohere v2 rerank), ``openai_error_body(message)``.
+    ``last_user_message(request)`` reads the last user message of a chat request,
+    handy in responders.
+
+With pytest
+    Import the ready-made fixture into your ``tests/conftest.py`` (pytest collects
+    fixtures from names in conftest's namespace)::
+
+        from heta_framework.testing.http import scripted_server  # noqa: F401  (a fixture)
+
+        async def test_something(scripted_server):
+            scripted_server.enqueue("chat/completions", body=chat_completion_body("{}"))
+
+    or write your own in three lines: ``with ScriptedServer() as server: yield server``.
+    Stopping the server releases handlers still sleeping in a ``delay``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import attrs
+
+__all__ = [
+    "RecordedRequest",
+    "Reply",
+    "Responder",
+    "ScriptedServer",
+    "chat_completion_body",
+    "embeddings_body",
+    "last_user_message",
+    "openai_error_body",
+    "rerank_body",
+    "scripted_server",
+]
+
+LOOPBACK = "127.0.0.1"
+
+
+@attrs.frozen
+class Reply:
+    """One scripted answer."""
+
+    status: int = 200
+    body: Any = None
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    delay: float = 0.0
+
+    def encoded(self) -> tuple[bytes, str]:
+        if self.body is None:
+            return b"", "application/json"
+        if isinstance(self.body, bytes):
+            return self.body, "application/octet-stream"
+        if isinstance(self.body, str):
+            return self.body.encode("utf-8"), "text/plain; charset=utf-8"
+        return json.dumps(self.body).encode("utf-8"), "application/json"
+
+
+@attrs.frozen
+class RecordedRequest:
+    """A request the server received."""
+
+    method: str
+    path: str
+    query: Mapping[str, list[str]]
+    headers: Mapping[str, str]  # names in lower case
+    body: bytes
+    json: Any  # the parsed body, or None when it is not JSON
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        return self.headers.get(name.lower(), default)
+
+
+Responder = Callable[[RecordedRequest], "Reply | Mapping[str, Any] | Sequence[Any] | None"]
+
+
+class ScriptedServer:
+    """A threaded HTTP server on 127.0.0.1 that answers from scripts and records requests."""
+
+    def __init__(self, *, prefix: str = "/v1", fallback: Responder | None = None):
+        self.prefix = "/" + prefix.strip("/") if prefix.strip("/") else ""
+        self.fallback = fallback
+        self._lock = threading.Lock()
+        self._queues: dict[str, deque[Reply]] = {}
+        self._responders: dict[str, Responder] = {}
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.requests: list[RecordedRequest] = []
+        self.unanswered: list[RecordedRequest] = []
+        self.errors: list[str] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    # --- lifecycle ------------------------------------------------------------------
+
+    def start(self) -> ScriptedServer:
+        if self._httpd is not None:
+            return self
+        self._stopping.clear()
+        self._httpd = _Server((LOOPBACK, 0), _handler_for(self))
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="heta-scripted-http", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is None:
+            return
+        self._stopping.set()  # wakes handlers waiting in a delay
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("ScriptedServer is not running: use `with ScriptedServer() as server:` or call start()")
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT`` (no prefix): for clients that add their own path, like Cohere's."""
+        return f"http://{LOOPBACK}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``: what an OpenAI client takes as ``base_url``."""
+        return self.url + self.prefix
+
+    # --- scripting ------------------------------------------------------------------
+
+    def route(self, path: str) -> str:
+        """The normalised route for ``path`` (relative paths are under ``prefix``)."""
+        path = urlsplit(path).path if "://" in path else path.split("?", 1)[0]
+        if not path.startswith("/"):
+            path = f"{self.prefix}/{path}"
+        return path
+
+    def enqueue(
+        self,
+        path: str,
+        reply: Reply | None = None,
+        *,
+        status: int = 200,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        delay: float = 0.0,
+        times: int = 1,
+    ) -> None:
+        """Queue a response for the next request to ``path`` (``times`` copies of it)."""
+        if reply is None:
+            reply = Reply(status=status, body=body, headers=dict(headers or {}), delay=delay)
+        with self._lock:
+            queue = self._queues.setdefault(self.route(path), deque())
+            queue.extend([reply] * times)
+
+    def respond(self, path: str, responder: Responder) -> None:
+        """Answer requests to ``path`` with ``responder(request)`` whenever its queue is empty."""
+        with self._lock:
+            self._responders[self.route(path)] = responder
+
+    def pending(self, path: str) -> int:
+        """How many queued responses for ``path`` are still unused."""
+        with self._lock:
+            return len(self._queues.get(self.route(path), ()))
+
+    def reset(self) -> None:
+        with self._lock:
+            self._queues.clear()
+            self._responders.clear()
+            self.requests.clear()
+            self.unanswered.clear()
+            self.errors.clear()
+            self.max_in_flight = self.in_flight
+
+    # --- records --------------------------------------------------------------------
+
+    def requests_to(self, path: str) -> list[RecordedRequest]:
+        route = self.route(path)
+        with self._lock:
+            return [r for r in self.requests if r.path == route]
+
+    # --- serving (called from handler threads) --------------------------------------
+
+    def _enter(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _answer(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            queue = self._queues.get(request.path)
+            if queue:
+                return queue.popleft()
+            responder = self._responders.get(request.path)
+        for candidate in (responder, self.fallback):
+            if candidate is None:
+                continue
+            try:
+                answer = candidate(request)
+            except Exception as exc:  # a broken responder must show up in the test, not hang it
+                with self._lock:
+                    self.errors.append(f"{request.method} {request.path}: {type(exc).__name__}: {exc}")
+                return Reply(status=500, body=openai_error_body(f"responder failed: {exc}", type="server_error"))
+            if answer is None:
+                continue
+            return answer if isinstance(answer, Reply) else Reply(body=answer)
+        with self._lock:
+            self.unanswered.append(request)
+        return Reply(status=404, body=openai_error_body(f"no scripted response for {request.method} {request.path}", type="not_found"))
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # a handler sleeping in a long delay must not hold up stop()
+    allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients that time out close their socket mid-answer; that is expected here.
+        pass
+
+
+def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        # HTTP/1.0: one request per connection, so each concurrent request really is
+        # a separate connection and thread, and max_in_flight counts true overlap.
+        protocol_version = "HTTP/1.0"
+
+        def _handle(self) -> None:
+            split = urlsplit(self.path)
+            body = self._read_body()
+            try:
+                parsed = json.loads(body) if body else None
+            except (ValueError, UnicodeDecodeError):
+                parsed = None
+            request = RecordedRequest(
+                method=self.command,
+                path=server.route(split.path),
+                query=parse_qs(split.query),
+                headers={k.lower(): v for k, v in self.headers.items()},
+                body=body,
+                json=parsed,
+            )
+            server._enter(request)
+            try:
+                reply = server._answer(request)
+                server._sleep(reply.delay)
+                payload, content_type = reply.encoded()
+                self.send_response(reply.status)
+                headers = {"Content-Type": content_type, **reply.headers, "Content-Length": str(len(payload))}
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                if payload and self.command != "HEAD":
+                    self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError, socket.timeout):
+                pass  # the client gave up (time-out test); nothing to answer
+            finally:
+                server._leave()
+
+        def _read_body(self) -> bytes:
+            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                chunks = []
+                while True:
+                    size = int(self.rfile.readline().strip() or b"0", 16)
+                    if size == 0:
+                        self.rfile.readline()
+                        return b"".join(chunks)
+                    chunks.append(self.rfile.read(size))
+                    self.rfile.readline()
+            length = int(self.headers.get("Content-Length") or 0)
+            return self.rfile.read(length) if length else b""
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # keep test output clean; everything is in server.requests
+
+    return Handler
+
+
+# --- bodies of common APIs --------------------------------------------------------------
+
+
+def chat_completion_body(
+    text: str,
+    *,
+    prompt_tokens: int = 10,
+    completion_tokens: int = 5,
+    model: str = "test-model",
+    finish_reason: str = "stop",
+) -> dict[str, Any]:
+    """An OpenAI ``/chat/completions`` response whose single choice says ``text``."""
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": finish_reason,
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def embeddings_body(vectors: Sequence[Sequence[float]], *, model: str = "test-embedding", prompt_tokens: int = 0) -> dict[str, Any]:
+    """An OpenAI ``/embeddings`` response with one item per vector, in order."""
+    return {
+        "object": "list",
+        "model": model,
+        "data": [{"object": "embedding", "index": i, "embedding": [float(x) for x in vector]} for i, vector in enumerate(vectors)],
+        "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens},
+    }
+
+
+def rerank_body(results: Sequence[tuple[int, float]], *, request_id: str = "rerank-scripted") -> dict[str, Any]:
+    """A Cohere v2 ``/v2/rerank`` response; ``results`` are ``(document index, relevance score)``, best first."""
+    return {
+        "id": request_id,
+        "results": [{"index": int(index), "relevance_score": float(score)} for index, score in results],
+        "meta": {"api_version": {"version": "2"}, "billed_units": {"search_units": 1}},
+    }
+
+
+def openai_error_body(message: str, *, type: str = "invalid_request_error", code: str | None = None) -> dict[str, Any]:
+    """An OpenAI-style error body (Cohere clients accept any JSON body for errors)."""
+    return {"error": {"message": message, "type": type, "code": code, "param": None}, "message": message}
+
+
+def last_user_message(request: RecordedRequest) -> str:
+    """The content of the last ``user`` message of a chat-completions request ("" if none)."""
+    messages = (request.json or {}).get("messages") or []
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):  # content parts
+                return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+            return content or ""
+    return ""
+
+
+# --- pytest ---------------------------------------------------------------------------
+
+try:  # pytest is a test-time tool, not a dependency of heta-framework
+    import pytest as _pytest
+except ImportError:  # pragma: no cover
+    _pytest = None
+
+if _pytest is not None:
+
+    @_pytest.fixture
+    def scripted_server() -> Iterator[ScriptedServer]:
+        """A running ``ScriptedServer``, stopped after the test."""
+        with ScriptedServer() as server:
+            yield server
+
+else:  # pragma: no cover
+
+    def scripted_server() -> Iterator[ScriptedServer]:
+        raise RuntimeError("the scripted_server fixture needs pytest")
