@@ -141,10 +141,19 @@ def _structure(data: Any, cls: type, path: str) -> Any:
     try:
         return _converter.structure(data, cls)
     except cattrs.BaseValidationError as exc:
-        messages = cattrs.transform_error(exc, path=path)
+        messages = cattrs.transform_error(exc, path=path, format_exception=_format_exception)
         raise RecipeError("Invalid recipe:\n" + "\n".join(f"  - {m}" for m in messages)) from None
     except (TypeError, ValueError) as exc:
         raise _error(path, str(exc)) from None
+
+
+def _format_exception(exc: BaseException, type_: type | None) -> str:
+    """cattrs' wording, plus the validator's own message (which says what is allowed)."""
+    from cattrs.v import format_exception
+
+    if isinstance(exc, ValueError) and type(exc) is ValueError and str(exc):
+        return f"invalid value: {exc}"
+    return format_exception(exc, type_)
 
 
 def _error(path: str, message: str) -> RecipeError:

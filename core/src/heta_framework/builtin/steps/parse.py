@@ -9,7 +9,6 @@ from typing import Any, ClassVar
 import attrs
 
 from heta_framework.builtin.parsers import BinaryDocumentError
-from heta_framework.kb.documents import DocumentParseError
 from heta_framework.kb.steps import (
     StepCapabilities,
     StepCleanupPlan,
@@ -88,7 +87,7 @@ class ParseDocuments:
             except BinaryDocumentError as exc:
                 context.report("binary_document", f"{where}: {exc}.", subject=subject, action="skipped_document", outcome="Not indexed.")
                 continue
-            except (DocumentParseError, Exception) as exc:  # a parser bug must not stop the build either
+            except Exception as exc:  # DocumentParseError, or a parser bug: neither may stop the build
                 context.report(
                     "corrupt_document", f"{where} could not be parsed by {parser.name!r}: {exc}",
                     subject=subject, action="skipped_document", outcome="Not indexed.",

@@ -1,0 +1,80 @@
+"""Parsing real files of every supported type; bad documents become issues and the build goes on."""
+
+from __future__ import annotations
+
+import docx
+import pytest
+from fpdf import FPDF
+
+from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
+from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument
+
+
+def write_pdf(path, pages):
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=12)
+    for text in pages:
+        pdf.add_page()
+        pdf.multi_cell(0, 10, text)
+    pdf.output(str(path))
+
+
+@pytest.fixture
+def mixed_folder(tmp_path):
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    write_pdf(folder / "report.pdf", ["Page one talks about glaciers.", "Page two talks about volcanoes."])
+    document = docx.Document()
+    document.add_paragraph("Word files mention tardigrades.")
+    document.save(folder / "notes.docx")
+    (folder / "page.html").write_text(
+        "<html><head><title>Kelp</title><script>var secret='do not index';</script></head>"
+        "<body><p>Kelp forests shelter otters.</p></body></html>"
+    )
+    (folder / "latin1.txt").write_bytes("Crème brûlée à la française, naïve façade.".encode("latin-1"))
+    (folder / "empty.md").write_text("   \n\n")
+    (folder / "image.txt").write_bytes(bytes(range(256)) * 4)
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.7\nthis is not really a pdf")
+    (folder / "broken.docx").write_bytes(b"PK\x03\x04 not a zip")
+    (folder / "archive.zip").write_bytes(b"PK\x03\x04")
+    (folder / "big.txt").write_text("word " * 300_000)
+    return folder
+
+
+async def test_every_type_parses_and_bad_files_become_issues(tmp_path, registry, mixed_folder):
+    recipe = Recipe(steps=[ParseDocuments(max_document_mb=1.0), SplitDocuments(chunk_size=6, chunk_overlap=0), PersistChunks()])
+    kb = KnowledgeBase.create(tmp_path / "kb", recipe, registry=registry)
+    report = await kb.build([mixed_folder])
+
+    codes = {(issue.code, kb.documents[issue.subject.id].name) for issue in report.issues}
+    assert codes == {
+        ("empty_document", "empty.md"),
+        ("binary_document", "image.txt"),
+        ("corrupt_document", "broken.pdf"),
+        ("corrupt_document", "broken.docx"),
+        ("unsupported_document_type", "archive.zip"),
+        ("document_too_large", "big.txt"),
+    }
+    assert all(issue.resolution and issue.resolution.action == "skipped_document" for issue in report.issues)
+    # the build went on and the good documents are searchable
+    volcano = (await kb.query("volcanoes", mode="sql_text_search")).results[0]
+    assert volcano.metadata["name"] == "report.pdf" and volcano.metadata["page"] == 2
+    glacier = (await kb.query("glaciers", mode="sql_text_search")).results[0]
+    assert glacier.metadata["page"] == 1
+    assert (await kb.query("tardigrades", mode="sql_text_search")).results[0].metadata["name"] == "notes.docx"
+    kelp = (await kb.query("otters", mode="sql_text_search")).results[0]
+    assert "do not index" not in kelp.text and kelp.metadata["title"] == "Kelp"
+    assert (await kb.query("brûlée", mode="sql_text_search")).results[0].metadata["name"] == "latin1.txt"
+    assert not (await kb.query("secret", mode="sql_text_search")).results
+    # issues are persisted in the run record
+    assert len(kb.run_record.all_issues()) == 6
+
+
+async def test_source_documents_without_files(sql_kb):
+    await sql_kb.build(
+        [SourceDocument(text="Narwhals have a long tusk.", id="narwhal", metadata={"topic": "ocean"}),
+         SourceDocument(text="Cacti store water.", id="cactus", metadata={"topic": "desert"})]
+    )
+    hits = (await sql_kb.query("tusk water", mode="sql_text_search", filters={"topic": "ocean"})).results
+    assert [h.document_id for h in hits] == ["narwhal"]
+    assert hits[0].metadata["topic"] == "ocean"
