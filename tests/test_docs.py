@@ -1,0 +1,76 @@
+"""The docs cover every hook, step, procedure, query mode and issue code; the reference cannot drift."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from heta_framework.plugins import hookspecs
+from heta_framework.plugins.registry import PluginRegistry
+from heta_framework.reference import generate_reference
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+ALL_DOCS = "\n".join(p.read_text(encoding="utf-8") for p in DOCS.rglob("*.md"))
+SOURCE_DIRS = [ROOT / "core" / "src", *ROOT.glob("heta_plugin_*/src"), *ROOT.glob("plugins/*/src")]
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return PluginRegistry.from_entry_points(strict=True)
+
+
+def test_every_hook_is_documented_with_its_signature():
+    hooks_doc = (DOCS / "hooks.md").read_text()
+    hooks = [name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("register_")]
+    assert len(hooks) == 6
+    for hook in hooks:
+        assert f"## {hook}(register)" in hooks_doc, hook
+
+
+def test_every_step_procedure_and_mode_is_documented(registry):
+    names = [*registry.items["steps"], *registry.items["procedures"], *registry.items["query_engines"]]
+    missing = [name for name in names if f"`{name}`" not in ALL_DOCS]
+    assert not missing
+
+
+def test_reference_is_generated_from_the_installed_plugins(registry):
+    assert (DOCS / "reference.md").read_text(encoding="utf-8") == generate_reference(registry), (
+        "docs/reference.md is stale: run `python scripts/generate_reference.py`"
+    )
+
+
+def _issue_codes() -> set[str]:
+    patterns = [
+        re.compile(r"""\.report\(\s*["']([a-z_]+)["']"""),
+        re.compile(r"""query_issue\(\s*["']([a-z_]+)["']"""),
+        re.compile(r"""code\s*=\s*["']([a-z_]+)["']"""),
+        re.compile(r"""["']code["']\s*:\s*["']([a-z_]+)["']"""),
+    ]
+    codes: set[str] = set()
+    for folder in SOURCE_DIRS:
+        for path in folder.rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            for pattern in patterns:
+                codes.update(pattern.findall(text))
+    return codes
+
+
+def test_every_issue_code_is_in_troubleshooting():
+    troubleshooting = (DOCS / "troubleshooting.md").read_text(encoding="utf-8")
+    codes = _issue_codes()
+    assert {"empty_document", "binary_document", "corrupt_document"} <= codes
+    missing = sorted(code for code in codes if f"`{code}`" not in troubleshooting)
+    assert not missing, f"document these issue codes in docs/troubleshooting.md: {missing}"
+
+
+def test_every_error_class_is_in_troubleshooting():
+    from heta_framework import errors
+
+    troubleshooting = (DOCS / "troubleshooting.md").read_text(encoding="utf-8")
+    classes = [name for name, cls in inspect.getmembers(errors, inspect.isclass) if issubclass(cls, errors.HetaError)]
+    missing = [name for name in classes if f"`{name}`" not in troubleshooting]
+    assert not missing
