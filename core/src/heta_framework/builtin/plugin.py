@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from heta_framework.builtin.engines.hybrid import HybridSearchEngine
+from heta_framework.builtin.engines.multihop import MultihopSearchEngine
+from heta_framework.builtin.engines.rerank import RerankSearchEngine
+from heta_framework.builtin.engines.rewrite import RewriteSearchEngine
 from heta_framework.builtin.engines.sql_text import SqlTextSearchEngine
 from heta_framework.builtin.parsers import BUILTIN_PARSERS
 from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
@@ -21,6 +25,11 @@ def register_steps(register):
 @hookimpl
 def register_query_engines(register):
     register(SqlTextSearchEngine())
+    # composed modes: they reach their base modes (from any plugin) only through QueryContext.query
+    register(HybridSearchEngine())
+    register(RerankSearchEngine())
+    register(RewriteSearchEngine(base_mode="heta_rerank_search"))
+    register(MultihopSearchEngine(base_mode="heta_rerank_search"))
 
 
 @hookimpl

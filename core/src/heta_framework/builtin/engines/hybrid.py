@@ -1,0 +1,40 @@
+"""``hybrid_search``: weighted RRF of ``vector_search`` and ``heta_graph_search``."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from heta_framework.builtin.engines.composed_options import candidate_top_k, mode_weights, rrf_k
+from heta_framework.builtin.engines.fusion import RankedList, merge_issues, reciprocal_rank_fusion
+from heta_framework.builtin.engines.mode_assets import HYBRID_ASSETS
+from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef
+
+DEFAULT_HYBRID_WEIGHTS = {"vector_search": 1.0, "heta_graph_search": 1.0}
+
+
+class HybridSearchEngine:
+    """Vector chunks and graph facts (with their evidence chunks), fused by rank, never by raw score.
+
+    Options: ``candidate_top_k`` (default ``min(top_k * 3, 50)``), ``rrf_k`` (60),
+    ``hybrid_weights`` (``{"vector_search": 1.0, "heta_graph_search": 1.0}``).
+    """
+
+    mode: ClassVar[str] = "hybrid_search"
+    required_assets: ClassVar[frozenset[SearchAssetRef]] = HYBRID_ASSETS
+
+    async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
+        candidates = candidate_top_k(request)
+        smoothing = rrf_k(request)
+        weights = mode_weights(request, "hybrid_weights", DEFAULT_HYBRID_WEIGHTS)
+        base_modes = [mode for mode, weight in weights.items() if weight > 0]
+        responses = await asyncio.gather(*(context.query(request.text, mode=mode, top_k=candidates) for mode in base_modes))
+        fused = reciprocal_rank_fusion(
+            [RankedList(mode, response.results, weights[mode]) for mode, response in zip(base_modes, responses)],
+            rrf_k=smoothing,
+        )
+        metadata = {"fusion": {"rrf_k": smoothing, "candidate_top_k": candidates, "weights": weights}}
+        issues = merge_issues(*(response.issues for response in responses))
+        if issues:
+            metadata["issues"] = issues
+        return QueryResponse(results=fused[: request.top_k], metadata=metadata)
