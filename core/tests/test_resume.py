@@ -174,3 +174,20 @@ async def test_changed_document_replaces_its_old_chunks(sql_kb, docs_dir):
     assert report.document_count == 1
     assert not (await sql_kb.query("blowhole", mode="sql_text_search")).results
     assert (await sql_kb.query("songs", mode="sql_text_search")).results
+
+
+async def test_a_changed_recipe_runs_new_steps_over_existing_documents(tmp_path, registry, docs_dir):
+    from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
+    from heta_framework.kb import KnowledgeBase, Recipe
+
+    kb = KnowledgeBase.create(tmp_path / "kb", Recipe(steps=[ParseDocuments(), SplitDocuments()]), registry=registry)
+    await kb.build([docs_dir])
+    assert kb.available_queries == []
+    (tmp_path / "kb" / "recipe.toml").write_text(
+        Recipe(steps=[ParseDocuments(), SplitDocuments(), PersistChunks()]).to_toml()
+    )
+    reopened = KnowledgeBase.load(tmp_path / "kb", registry=registry)
+    report = await reopened.build()
+    assert report.document_count == 3
+    assert report.steps[0].stats == {"already_parsed": 3}
+    assert (await reopened.query("whales", mode="sql_text_search")).results

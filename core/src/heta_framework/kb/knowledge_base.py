@@ -243,11 +243,14 @@ class KnowledgeBase:
         async with self._lock:
             self.validate()
             await self._ingest(sources)
-            if rebuild:
-                self._catalog = {k: attrs.evolve(v, state="pending") for k, v in self._catalog.items()}
-            pending = sorted(k for k, v in self._catalog.items() if v.state == "pending")
             keys = [step_key(i, s) for i, s in enumerate(self.steps)]
             last = self.run_record.last_run
+            last_done = next((r for r in reversed(self.run_record.runs) if r["status"] == "done"), None)
+            # a recipe whose steps changed since the last finished run must run over every document;
+            # steps skip per-document work they already did (caches, upserts), so this stays cheap
+            if rebuild or (last_done is not None and list(last_done["steps"]) != keys):
+                self._catalog = {k: attrs.evolve(v, state="pending") for k, v in self._catalog.items()}
+            pending = sorted(k for k, v in self._catalog.items() if v.state == "pending")
             resumed = bool(
                 last and last["status"] != "done" and sorted(last["document_ids"]) == pending and list(last["steps"]) == keys
             )
