@@ -1,0 +1,192 @@
+"""One model's connection: a lazily created ``AsyncOpenAI`` per event loop, bounded
+concurrency, our retries with back-off, and errors that say what to do.
+
+The ``openai`` client's own retries are off (``max_retries=0``) so that every
+provider retries the same way (``heta_framework.common.retry``). Clients and
+concurrency gates are kept per event loop because the sync facade runs each call
+in a fresh ``asyncio.run`` loop, and an httpx pool or a semaphore must not cross loops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import openai
+
+from heta_framework.common.models import EmbeddingModel, LanguageModel
+from heta_framework.common.retry import ConcurrencyLimiter, call_with_retries
+from heta_framework.common.secrets import redact
+from heta_framework.errors import ModelError, ModelTimeoutError
+from heta_plugin_openai.credentials import resolve_api_key
+from heta_plugin_openai.options import OpenAIOptions
+
+T = TypeVar("T")
+
+RETRYABLE_STATUS = frozenset({408, 429})
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Rate limits, server errors, time-outs and lost connections are worth another try."""
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
+    return False
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The server's Retry-After (or retry-after-ms) in seconds, when it is a plain number."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        if (ms := headers.get("retry-after-ms")) is not None:
+            return max(0.0, float(ms) / 1000)
+        if (seconds := headers.get("retry-after")) is not None:
+            return max(0.0, float(seconds))
+    except ValueError:  # an HTTP date: our own back-off is good enough
+        return None
+    return None
+
+
+class _RetryAfterGate:
+    """Holds the next attempt back until the server's Retry-After has passed."""
+
+    def __init__(self, cap: float):
+        self.cap = cap
+        self.not_before = 0.0
+
+    async def wait(self) -> None:
+        loop = asyncio.get_running_loop()
+        remaining = self.not_before - loop.time()
+        if remaining > 0:
+            await asyncio.sleep(remaining)
+
+    def note(self, exc: BaseException) -> None:
+        seconds = retry_after_seconds(exc)
+        if seconds is not None:
+            self.not_before = asyncio.get_running_loop().time() + min(seconds, self.cap)
+
+
+class OpenAIConnection:
+    def __init__(self, config: LanguageModel | EmbeddingModel, options: OpenAIOptions):
+        self.config = config
+        self.options = options
+        self._api_key: str | None = None
+        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, ConcurrencyLimiter]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    @property
+    def where(self) -> str:
+        return self.config.base_url or "the OpenAI API"
+
+    def _client(self) -> tuple[openai.AsyncOpenAI, ConcurrencyLimiter]:
+        loop = asyncio.get_running_loop()
+        state = self._per_loop.get(loop)
+        if state is None:
+            if self._api_key is None:
+                self._api_key = resolve_api_key(self.config)
+            client = openai.AsyncOpenAI(
+                api_key=self._api_key,
+                base_url=self.config.base_url or None,
+                max_retries=0,
+                timeout=self.options.timeout,
+            )
+            state = (client, ConcurrencyLimiter(self.options.concurrency))
+            self._per_loop[loop] = state
+        return state
+
+    async def aclose(self) -> None:
+        """Close this event loop's HTTP client (others are dropped with their loops)."""
+        state = self._per_loop.pop(asyncio.get_running_loop(), None)
+        if state is not None:
+            await state[0].close()
+
+    def forget(self) -> None:
+        """Drop every client; a later call creates a new one."""
+        self._per_loop.clear()
+
+    @property
+    def peak_in_flight(self) -> int:
+        """The most calls this connection ever had in flight at once (in any one event loop)."""
+        return max((limiter.peak for _, limiter in self._per_loop.values()), default=0)
+
+    async def call(self, what: str, request: Callable[[openai.AsyncOpenAI], Awaitable[T]]) -> T:
+        """Run ``request(client)`` with the concurrency bound and retries; raise ModelError when it fails for good."""
+        client, limiter = self._client()
+        gate = _RetryAfterGate(self.options.max_retry_after)
+
+        async def attempt() -> T:
+            await gate.wait()
+            async with limiter:
+                try:
+                    return await request(client)
+                except Exception as exc:
+                    gate.note(exc)
+                    raise
+
+        try:
+            return await call_with_retries(
+                attempt,
+                policy=self.options.retry_policy(),
+                is_retryable=is_retryable,
+                describe=f"{what} for {self.config.model_name}",
+            )
+        except openai.OpenAIError as exc:
+            # ``from None``: the client's exception text is replaced by a redacted one that says what to do.
+            raise self._translate(what, exc) from None
+
+    def _translate(self, what: str, exc: openai.OpenAIError) -> ModelError:
+        attempts = self.options.max_attempts if is_retryable(exc) else 1
+        tried = f"after {attempts} attempt(s)"
+        name, where = self.config.model_name, self.where
+        if isinstance(exc, openai.APITimeoutError):
+            error: ModelError = ModelTimeoutError(
+                f"{what} for {name} at {where} did not answer within {self.options.timeout:g}s, {tried}. "
+                f"Check that the server is up and not overloaded; raise options.timeout or lower options.concurrency."
+            )
+        elif isinstance(exc, openai.APIConnectionError):
+            error = ModelError(
+                f"Could not connect to {where} for {what} with {name}, {tried}. "
+                f"Check base_url and that the server is running."
+            )
+        elif isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            error = ModelError(
+                f"{where} rejected the API key for {name} ({exc.status_code}). "
+                f"Set api_key or api_key_env in the recipe's model table, or OPENAI_API_KEY for OpenAI itself."
+            )
+        elif isinstance(exc, openai.RateLimitError):
+            error = ModelError(
+                f"{where} kept refusing {what} for {name} with 429 (rate limit or quota), {tried}. "
+                f"Lower options.concurrency, raise options.max_attempts, or check your quota. Server said: {_server_message(exc)}"
+            )
+        elif isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
+            error = ModelError(
+                f"{where} failed {what} for {name} with server error {exc.status_code}, {tried}. "
+                f"Check the server's logs or try again later. Server said: {_server_message(exc)}"
+            )
+        elif isinstance(exc, openai.APIStatusError):
+            error = ModelError(
+                f"{where} rejected {what} for {name} with status {exc.status_code}: {_server_message(exc)}. "
+                f"Check the model name and its options (json_mode, max_tokens_param, dimension) for this server."
+            )
+        else:
+            error = ModelError(f"{what} for {name} at {where} failed: {type(exc).__name__}: {exc}")
+        error.args = (redact(str(error), self._api_key),)
+        return error
+
+
+def _server_message(exc: openai.APIStatusError) -> str:
+    body: Any = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:500]
+        if isinstance(inner, str):
+            return inner[:500]
+    return (str(exc.message) if getattr(exc, "message", None) else type(exc).__name__)[:500]

@@ -1,0 +1,98 @@
+"""``openai/<model>`` language models: chat completions on OpenAI or any compatible server."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import openai
+
+from heta_framework.common.models import Completion, LanguageModel, Message
+from heta_plugin_openai.connection import OpenAIConnection
+from heta_plugin_openai.options import OpenAIOptions
+
+_SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+_FENCED = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
+
+
+def json_instruction(schema: Mapping[str, Any]) -> str:
+    return "Answer with one JSON value only, no prose, matching this JSON schema:\n" + json.dumps(schema, ensure_ascii=False)
+
+
+def response_format(json_mode: str, schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``response_format`` for a JSON answer; ``None`` when the server is told only in words."""
+    if json_mode == "schema":
+        name = _SCHEMA_NAME.sub("_", str(schema.get("title") or "response"))[:64] or "response"
+        # strict off: strict mode rejects common schema features (optional fields, free-form objects)
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": dict(schema), "strict": False}}
+    if json_mode == "object":
+        return {"type": "json_object"}
+    return None
+
+
+def unfence(text: str) -> str:
+    """Drop a Markdown code fence around a JSON answer; models without JSON mode often add one."""
+    match = _FENCED.match(text)
+    return match.group(1).strip() if match else text
+
+
+class OpenAILanguageClient:
+    """Satisfies ``LanguageClient``. Created without touching the network."""
+
+    def __init__(self, config: LanguageModel):
+        self.config = config
+        self.model_name = config.model_name
+        self.options = OpenAIOptions.from_config(config.model_name, config.options)
+        self.connection = OpenAIConnection(config, self.options)
+
+    def __repr__(self) -> str:
+        return f"OpenAILanguageClient({self.model_name!r}, base_url={self.config.base_url!r})"
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        json_schema: Mapping[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        options = self.options
+        payload: list[dict[str, str]] = [{"role": m.role, "content": m.content} for m in messages]
+        request: dict[str, Any] = {
+            "model": self.config.model,
+            "temperature": options.temperature if options.temperature is not None else temperature,
+        }
+        if json_schema is not None:
+            fmt = response_format(options.json_mode, json_schema)
+            if fmt is not None:
+                request["response_format"] = fmt
+            if options.json_mode != "schema":
+                # json_object needs the word JSON in the prompt, and neither mode shows the server the schema
+                payload.append({"role": "system", "content": json_instruction(json_schema)})
+        limit = max_tokens if max_tokens is not None else options.max_tokens
+        if limit is not None:
+            request[options.max_tokens_param] = limit
+        if options.extra_body:
+            request["extra_body"] = dict(options.extra_body)
+
+        async def create(client: openai.AsyncOpenAI) -> Any:
+            return await client.chat.completions.create(messages=payload, **request)
+
+        response = await self.connection.call("chat completion", create)
+        text = (response.choices[0].message.content or "") if response.choices else ""
+        if json_schema is not None:
+            text = unfence(text)
+        usage = response.usage
+        return Completion(
+            text=text,
+            prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+        )
+
+    async def aclose(self) -> None:
+        await self.connection.aclose()
+
+    def close(self) -> None:
+        self.connection.forget()
