@@ -24,7 +24,7 @@ import attrs
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAsset, SearchAssetRef
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements
 
-__all__ = ["FixedResultsEngine", "PublishSearchAssets"]
+__all__ = ["FixedResultsEngine", "PublishSearchAssets", "fake_knowledge_base"]
 
 
 class FixedResultsEngine:
@@ -83,3 +83,27 @@ class PublishSearchAssets:
 
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
         return StepCleanupPlan()
+
+
+async def fake_knowledge_base(
+    path: Any,
+    engines: Iterable[Any],
+    *,
+    models: Any = None,
+    plugins: Iterable[object] = (),
+    kinds: tuple[str, ...] = PublishSearchAssets().kinds,
+) -> Any:
+    """A built knowledge base whose base modes are ``engines`` (e.g. ``FixedResultsEngine``s).
+
+    It publishes search assets of ``kinds`` so the composed modes are available;
+    ``models`` (a ``KnowledgeModels``) and further ``plugins`` (e.g. a model
+    provider plugin) go into the recipe and the registry.
+    """
+    from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe, SourceDocument
+    from heta_framework.testing import inline_plugin, make_registry
+
+    registry = make_registry(inline_plugin("fake-base-modes", query_engines=list(engines), steps=[PublishSearchAssets]), *plugins)
+    recipe = Recipe(models=models or KnowledgeModels(), steps=[PublishSearchAssets(kinds=kinds)])
+    kb = KnowledgeBase.create(path, recipe, registry=registry)
+    await kb.build([SourceDocument(text="a placeholder document", id="placeholder")])
+    return kb

@@ -1,0 +1,235 @@
+"""hybrid_search and heta_rerank_search over fixed base results: options, defaults, traces, issues, reranker."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import attrs
+import pytest
+
+from heta_framework.builtin.engines.mode_assets import HYBRID_ASSETS, RERANK_ASSETS
+from heta_framework.errors import QueryRecursionError
+from heta_framework.kb.search import QueryResponse, QueryResult, SearchAssetRef
+from heta_framework.testing.fakes import FixedResultsEngine, fake_knowledge_base
+
+QUESTION = "who discovered penicillin"
+
+
+def chunk(chunk_id: str, text: str) -> QueryResult:
+    document, _, index = chunk_id.partition("#")
+    return QueryResult(id=chunk_id, text=text, score=0.0, metadata={"document_id": document, "name": f"{document}.md", "chunk_index": int(index)})
+
+
+PENICILLIN = chunk("penicillin#0", "Penicillin was discovered in 1928 by the Scottish scientist Alexander Fleming.")
+FLEMING = chunk("alexander-fleming#2", "Fleming noticed that a mould, Penicillium notatum, killed Staphylococcus bacteria.")
+ANTIBIOTIC = chunk("antibiotic#1", "Antibiotics are medicines that fight bacterial infections; penicillin was the first.")
+FLOREY = chunk("penicillin#3", "Howard Florey and Ernst Chain turned penicillin into a medicine in the 1940s.")
+PASTEUR = chunk("louis-pasteur#0", "Louis Pasteur discovered the principles of vaccination and pasteurization.")
+VACCINE = chunk("vaccine#0", "A vaccine is a biological preparation that provides active acquired immunity.")
+DISCOVERED_BY = QueryResult(
+    id="relation:Alexander Fleming|discovered|Penicillin",
+    text="Alexander Fleming discovered Penicillin",
+    score=0.0,
+    kind="relation",
+    evidence=(PENICILLIN, FLEMING),
+)
+FLEMING_ENTITY = QueryResult(
+    id="entity:Alexander Fleming", text="Alexander Fleming: Scottish physician and microbiologist", score=0.0, kind="entity", evidence=(FLEMING,)
+)
+
+VECTOR_HITS = [ANTIBIOTIC, PENICILLIN, PASTEUR, VACCINE]
+GRAPH_HITS = [DISCOVERED_BY, FLEMING_ENTITY]
+FULL_TEXT_HITS = [FLOREY, PENICILLIN, ANTIBIOTIC]
+
+
+def base_engines(**issues: list[dict[str, Any]]) -> dict[str, FixedResultsEngine]:
+    def engine(mode: str, hits: list[QueryResult], *assets: str) -> FixedResultsEngine:
+        return FixedResultsEngine(
+            mode, {QUESTION: hits}, required_assets=[SearchAssetRef(kind) for kind in assets], issues=issues.get(mode, ())
+        )
+
+    return {
+        "vector_search": engine("vector_search", VECTOR_HITS, "chunk_vector_index"),
+        "heta_graph_search": engine("heta_graph_search", GRAPH_HITS, "graph_tables", "graph_vector_index"),
+        "full_text_search": engine("full_text_search", FULL_TEXT_HITS, "chunk_full_text_index"),
+    }
+
+
+@pytest.fixture
+def engines() -> dict[str, FixedResultsEngine]:
+    return base_engines()
+
+
+@pytest.fixture
+async def kb(tmp_path, engines):
+    return await fake_knowledge_base(tmp_path / "kb", engines.values())
+
+
+def ids(response: QueryResponse) -> list[str]:
+    return [result.id for result in response.results]
+
+
+# --- hybrid_search --------------------------------------------------------------------
+
+
+async def test_hybrid_fuses_vector_and_graph_by_rank_with_evidence_gaining_from_both(kb):
+    response = await kb.query(QUESTION, mode="hybrid_search", top_k=5)
+    by_id = {r.id: r for r in response.results}
+    # penicillin#0: vector rank 2 + evidence of the rank-1 relation; fleming#2: evidence of ranks 1 and 2 -> best is 1
+    assert by_id["penicillin#0"].score == pytest.approx(1 / 62 + 1 / 61)
+    assert ids(response)[0] == "penicillin#0"
+    assert by_id["penicillin#0"].sources == ("vector_search", "heta_graph_search")
+    assert by_id["alexander-fleming#2"].score == pytest.approx(1 / 61)
+    assert by_id["alexander-fleming#2"].sources == ("heta_graph_search",)
+    assert len(response.results) == 5
+    assert response.metadata["fusion"] == {
+        "rrf_k": 60.0,
+        "candidate_top_k": 15,
+        "weights": {"vector_search": 1.0, "heta_graph_search": 1.0},
+    }
+
+
+async def test_candidate_top_k_defaults_to_three_times_top_k_capped_at_50(kb, engines):
+    await kb.query(QUESTION, mode="hybrid_search", top_k=4)
+    await kb.query(QUESTION, mode="hybrid_search", top_k=20)
+    await kb.query(QUESTION, mode="hybrid_search", top_k=4, options={"candidate_top_k": 7})
+    for mode in ("vector_search", "heta_graph_search"):
+        assert [call.top_k for call in engines[mode].calls] == [12, 50, 7]
+    with pytest.raises(ValueError, match="candidate_top_k"):
+        await kb.query(QUESTION, mode="hybrid_search", options={"candidate_top_k": 0})
+
+
+async def test_rrf_k_option_changes_the_smoothing(kb):
+    sharp = await kb.query(QUESTION, mode="hybrid_search", top_k=3, options={"rrf_k": 0})
+    by_id = {r.id: r for r in sharp.results}
+    assert by_id["penicillin#0"].score == pytest.approx(1 / 2 + 1 / 1)
+    assert sharp.metadata["fusion"]["rrf_k"] == 0.0
+    with pytest.raises(ValueError, match="rrf_k"):
+        await kb.query(QUESTION, mode="hybrid_search", options={"rrf_k": "sixty"})
+
+
+async def test_hybrid_weights_prefer_a_source_and_zero_skips_it(kb, engines):
+    default = await kb.query(QUESTION, mode="hybrid_search", top_k=3)
+    assert ids(default)[1:3] == ["antibiotic#1", "relation:Alexander Fleming|discovered|Penicillin"]  # tie -> vector first
+    graph_heavy = await kb.query(
+        QUESTION, mode="hybrid_search", top_k=3, options={"hybrid_weights": {"vector_search": 1.0, "heta_graph_search": 1.2}}
+    )
+    # graph facts (1.2/61) now beat the top vector-only chunk (1/61)
+    assert ids(graph_heavy) == ["penicillin#0", "relation:Alexander Fleming|discovered|Penicillin", "alexander-fleming#2"]
+    assert {r.id: r.score for r in graph_heavy.results}["penicillin#0"] == pytest.approx(1 / 62 + 1.2 / 61)
+    calls_before = len(engines["heta_graph_search"].calls)
+    vector_only = await kb.query(QUESTION, mode="hybrid_search", top_k=4, options={"hybrid_weights": {"heta_graph_search": 0}})
+    assert ids(vector_only) == [r.id for r in VECTOR_HITS]
+    assert len(engines["heta_graph_search"].calls) == calls_before  # a zero weight does not run the search
+    with pytest.raises(ValueError, match="unknown mode.*full_text_search"):
+        await kb.query(QUESTION, mode="hybrid_search", options={"hybrid_weights": {"full_text_search": 1.0}})
+    with pytest.raises(ValueError, match="hybrid_weights"):
+        await kb.query(QUESTION, mode="hybrid_search", options={"hybrid_weights": {"vector_search": -1}})
+
+
+async def test_hybrid_runs_its_base_searches_concurrently(tmp_path):
+    both_started = asyncio.Barrier(2)
+
+    class MeetingEngine(FixedResultsEngine):
+        async def query(self, request, context):
+            # each search waits until the other one has started too: sequential calls would never meet
+            await asyncio.wait_for(both_started.wait(), timeout=5)
+            return await super().query(request, context)
+
+    engines = base_engines()
+    engines["vector_search"] = MeetingEngine("vector_search", {QUESTION: VECTOR_HITS}, required_assets=[SearchAssetRef("chunk_vector_index")])
+    engines["heta_graph_search"] = MeetingEngine(
+        "heta_graph_search", {QUESTION: GRAPH_HITS}, required_assets=[SearchAssetRef("graph_tables"), SearchAssetRef("graph_vector_index")]
+    )
+    kb = await fake_knowledge_base(tmp_path / "kb", engines.values())
+    response = await kb.query(QUESTION, mode="hybrid_search", top_k=3)
+    assert ids(response)[0] == "penicillin#0"
+
+
+async def test_base_issues_surface_in_the_composed_response(tmp_path):
+    issue = {"code": "graph_index_stale", "message": "graph vectors are older than the tables", "action": "searched_anyway"}
+    kb = await fake_knowledge_base(tmp_path / "kb", base_engines(heta_graph_search=[issue]).values())
+    hybrid = await kb.query(QUESTION, mode="hybrid_search", top_k=3)
+    assert hybrid.issues == [issue]
+    rerank = await kb.query(QUESTION, mode="heta_rerank_search", top_k=3)
+    assert rerank.issues == [issue]
+
+
+async def test_required_assets_and_availability(tmp_path, engines):
+    assert {ref.kind for ref in HYBRID_ASSETS} == {"chunk_vector_index", "graph_tables", "graph_vector_index"}
+    assert {ref.kind for ref in RERANK_ASSETS} == {"chunk_vector_index", "chunk_full_text_index", "graph_tables", "graph_vector_index"}
+    no_full_text = await fake_knowledge_base(
+        tmp_path / "kb", engines.values(), kinds=("chunk_vector_index", "graph_tables", "graph_vector_index")
+    )
+    assert "hybrid_search" in no_full_text.available_queries
+    assert no_full_text.unavailable_queries()["heta_rerank_search"] == ["asset chunk_full_text_index is not built"]
+
+
+# --- heta_rerank_search ---------------------------------------------------------------
+
+
+async def test_rerank_without_reranker_is_available_and_keeps_the_rrf_order(kb):
+    assert "heta_rerank_search" in kb.available_queries  # the reranker is not a required component
+    response = await kb.query(QUESTION, mode="heta_rerank_search", top_k=4)
+    assert response.metadata["ranking"] == "rrf"
+    assert response.metadata["fusion"] == {"rrf_k": 60.0, "candidate_top_k": 12}
+    by_id = {r.id: r for r in response.results}
+    # penicillin#0 is first in hybrid_search and second in full_text_search
+    assert ids(response)[0] == "penicillin#0"
+    assert by_id["penicillin#0"].score == pytest.approx(1 / 61 + 1 / 62)
+    assert by_id["penicillin#0"].sources == ("vector_search", "heta_graph_search", "full_text_search")
+    assert "penicillin#3" in by_id  # found by full text only
+    assert not response.issues
+
+
+async def test_rerank_options_reach_the_base_modes(kb, engines):
+    await kb.query(QUESTION, mode="heta_rerank_search", top_k=5)
+    assert engines["full_text_search"].calls[-1].top_k == 15
+    response = await kb.query(
+        QUESTION,
+        mode="heta_rerank_search",
+        top_k=2,
+        options={"candidate_top_k": 3, "rrf_k": 10, "hybrid_weights": {"vector_search": 2.0}},
+        trace=True,
+    )
+    assert engines["full_text_search"].calls[-1].top_k == 3
+    assert engines["vector_search"].calls[-1].top_k == 3
+    assert response.metadata["fusion"] == {"rrf_k": 10.0, "candidate_top_k": 3}
+    hybrid_node = next(c for c in response.trace.children if c.mode == "hybrid_search")
+    assert dict(hybrid_node.options) == {"candidate_top_k": 3, "rrf_k": 10, "hybrid_weights": {"vector_search": 2.0}}
+    assert len(response.results) == 2
+
+
+async def test_trace_shows_each_nested_base_call_as_children(kb):
+    response = await kb.query(QUESTION, mode="heta_rerank_search", top_k=3, trace=True)
+    tree = response.trace.to_dict()
+    assert tree["mode"] == "heta_rerank_search" and tree["result_count"] == 3
+    children = {child["mode"]: child for child in tree["children"]}
+    assert set(children) == {"hybrid_search", "full_text_search"}
+    assert {c["mode"] for c in children["hybrid_search"]["children"]} == {"vector_search", "heta_graph_search"}
+    assert children["full_text_search"]["children"] == []
+    assert children["full_text_search"]["result_count"] == 3
+    assert all(c["top_k"] == 9 for c in tree["children"])
+    assert all(c["duration_ms"] <= tree["duration_ms"] for c in tree["children"])
+    assert (await kb.query(QUESTION, mode="heta_rerank_search")).trace is None
+
+
+async def test_recursion_through_a_custom_engine_is_refused_with_the_chain(tmp_path):
+    @attrs.frozen
+    class LoopingFullText:
+        """A broken plugin's full_text_search that calls the composed mode that calls it."""
+
+        mode: str = "full_text_search"
+        required_assets: frozenset = frozenset({SearchAssetRef("chunk_full_text_index")})
+
+        async def query(self, request, context):
+            return await context.query(request.text, mode="heta_rerank_search")
+
+    engines = base_engines()
+    engines["full_text_search"] = LoopingFullText()
+    kb = await fake_knowledge_base(tmp_path / "kb", engines.values())
+    with pytest.raises(QueryRecursionError) as error:
+        await kb.query(QUESTION, mode="heta_rerank_search")
+    assert "heta_rerank_search -> full_text_search -> heta_rerank_search" in str(error.value)
+    assert "must only call modes that do not call it back" in str(error.value)
