@@ -1,0 +1,53 @@
+"""``full_text_search``: BM25 keyword search over chunk text, with metadata filters.
+
+Any text is a valid query: it is tokenized with the index's own analyzer and
+the terms are ORed, so quotes, colons, ``AND(`` or ``*`` are just characters
+and never query syntax.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from heta_framework.errors import KnowledgeBaseError
+from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, chunk_result, query_issue
+
+from heta_plugin_fulltext.step import ASSET_KIND, ASSET_STORE
+
+FULL_TEXT_ASSET = SearchAssetRef(kind=ASSET_KIND)
+
+
+class FullTextSearchEngine:
+    mode: ClassVar[str] = "full_text_search"
+    required_assets: ClassVar[frozenset[SearchAssetRef]] = frozenset({FULL_TEXT_ASSET})
+
+    async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
+        asset = context.find_asset(FULL_TEXT_ASSET)
+        store = context.get_component(asset.store if asset else ASSET_STORE)
+        if asset is not None:
+            check_built_with(asset.metadata, store)
+        hits = await asyncio.to_thread(store.search, request.text, request.top_k, request.filters)
+        results = [chunk_result(chunk, score, self.mode) for chunk, score in hits]
+        metadata = {"backend": store.backend, "analyzer": store.analyzer}
+        if not hits and not store.terms(request.text):
+            metadata["issues"] = [
+                query_issue(
+                    "no_search_terms",
+                    f"The query has no words the {store.analyzer!r} analyzer indexes (only stop words, punctuation or symbols).",
+                    "returned_no_results",
+                )
+            ]
+        return QueryResponse(results=results, metadata=metadata)
+
+
+def check_built_with(recorded: dict, store) -> None:
+    """The store must read the index the way it was built: same backend, same analyzer."""
+    for key, current in (("backend", store.backend), ("analyzer", store.analyzer)):
+        built = recorded.get(key)
+        if built and built != current:
+            raise KnowledgeBaseError(
+                f"The full-text index was built with {key} {built!r}, but stores.text now uses {current!r}. "
+                f"Set it back to {built!r} in the recipe ([stores.text]), or delete the knowledge base's derived "
+                "data (`heta delete`) and build it again."
+            )

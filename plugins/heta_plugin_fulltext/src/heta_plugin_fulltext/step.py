@@ -1,0 +1,92 @@
+"""``IndexFullText``: chunk text into the ``stores.text`` index; unlocks ``full_text_search``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import attrs
+
+from heta_framework.kb.documents import iter_chunks
+from heta_framework.kb.search import SearchAsset
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
+
+ASSET_KIND = "chunk_full_text_index"
+ASSET_NAME = "chunks"
+ASSET_STORE = "stores.text"
+
+
+def full_text_asset(backend: str | None, analyzer: str | None) -> SearchAsset:
+    return SearchAsset(kind=ASSET_KIND, name=ASSET_NAME, store=ASSET_STORE, metadata={"backend": backend, "analyzer": analyzer})
+
+
+def _positive(instance: Any, attribute: attrs.Attribute, value: int) -> None:
+    if value < 1:
+        raise ValueError(f"{attribute.name} must be at least 1, got {value}")
+
+
+@attrs.frozen
+class IndexFullText:
+    """Write every chunk of the run into ``stores.text``, one commit per ``batch_size`` chunks.
+
+    The analyzer is the text store's (``[stores.text] analyzer = "chinese"``);
+    the search asset records it and the backend, so queries use what the index
+    was built with.
+    """
+
+    name: ClassVar[str] = "index_full_text"
+
+    batch_size: int = attrs.field(default=5000, validator=_positive)
+
+    # The runner reads ``capabilities`` right after ``run()`` to record the search asset; which backend
+    # and analyzer built the index is known only once the store is open, so run() notes them here.
+    _built_with: dict[str, str] = attrs.field(factory=dict, init=False, repr=False, eq=False, hash=False)
+
+    @property
+    def requirements(self) -> StepRequirements:
+        return StepRequirements(
+            components=frozenset({store_ref("text"), store_ref("objects")}),
+            artifacts=frozenset({"chunk_keys"}),
+        )
+
+    @property
+    def capabilities(self) -> StepCapabilities:
+        return StepCapabilities(
+            artifacts=frozenset({ASSET_KIND}),
+            queries=frozenset({"full_text_search"}),
+            search_assets=(full_text_asset(self._built_with.get("backend"), self._built_with.get("analyzer")),),
+        )
+
+    async def run(self, context: Any) -> None:
+        store = context.get_component(ASSET_STORE)
+        objects = context.get_component("stores.objects")
+        self._built_with.update(backend=store.backend, analyzer=store.analyzer)
+        chunk_keys = context.get_artifact("chunk_keys")
+        progress = context.progress("index full text", len(chunk_keys))
+        batch = []
+        written = 0
+        try:
+            for key in chunk_keys:
+                batch.extend(iter_chunks(objects, [key]))
+                progress.advance()
+                if len(batch) >= self.batch_size:
+                    written += await asyncio.to_thread(store.upsert, batch)
+                    batch = []
+            if batch:
+                written += await asyncio.to_thread(store.upsert, batch)
+        finally:
+            progress.close()
+        context.count("chunks_indexed", written)
+        context.set_artifact(
+            ASSET_KIND,
+            {"paths": store.relative_paths(), "chunks": written, "backend": store.backend, "analyzer": store.analyzer},
+        )
+
+    def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
+        index = artifacts.get(ASSET_KIND, {})
+        return StepCleanupPlan(paths=tuple(index.get("paths", ())), description="full-text index folder")
+
+    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
+        store = context.get_component(ASSET_STORE)
+        await asyncio.to_thread(store.delete_documents, document_ids)

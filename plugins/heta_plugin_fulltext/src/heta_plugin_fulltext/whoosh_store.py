@@ -1,0 +1,169 @@
+"""``stores.text`` type ``whoosh`` (the default): a Whoosh index folder with BM25F scoring.
+
+Pure Python, no server. Each ``upsert`` is one commit; chunks are replaced by
+id. The schema is rebuilt from the manifest on every open instead of unpickled
+from the index, so the analyzer always comes from ``heta_text_index.json``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from whoosh import index as whoosh_index
+from whoosh import query as q
+from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
+from whoosh.scoring import BM25F
+
+from heta_framework.kb.documents import Chunk
+
+from heta_plugin_fulltext.analyzers import check_analyzer
+from heta_plugin_fulltext.manifest import settle_manifest
+from heta_plugin_fulltext.records import chunk_from_record, chunk_record, filter_groups, filter_terms
+from heta_plugin_fulltext.whoosh_analysis import whoosh_analyzer
+
+BACKEND = "whoosh"
+
+
+def _analyzer_name(instance: Any, attribute: attrs.Attribute, value: str) -> None:
+    check_analyzer(value)
+
+
+@attrs.frozen
+class WhooshStoreConfig:
+    """``[stores.text] type = "whoosh"`` options. ``k1``/``b`` are the BM25F parameters."""
+
+    path: str = "text_index"
+    analyzer: str = attrs.field(default="english", validator=_analyzer_name)
+    k1: float = 1.2
+    b: float = 0.75
+    memory_mb: int = 256
+
+
+def whoosh_schema(analyzer: str) -> Schema:
+    return Schema(
+        chunk_id=ID(stored=True, unique=True),
+        document_id=ID(),
+        filters=KEYWORD(lowercase=False, scorable=False),
+        # no positions: queries are ORs of terms, never phrases
+        body=TEXT(analyzer=whoosh_analyzer(analyzer), phrase=False),
+        text=STORED(),
+        record=STORED(),
+    )
+
+
+class WhooshTextIndex:
+    """A ``TextIndexStore`` on Whoosh."""
+
+    backend = BACKEND
+
+    def __init__(self, folder: Path, config: WhooshStoreConfig, kb_root: Path | None = None):
+        self.folder = folder
+        self._kb_root = kb_root
+        self._config = config
+        self._manifest = settle_manifest(folder, BACKEND, config.analyzer)
+        self._schema = whoosh_schema(self._manifest.analyzer)
+        self._analyzer = whoosh_analyzer(self._manifest.analyzer)
+        if whoosh_index.exists_in(folder):
+            self._index = whoosh_index.open_dir(folder, schema=self._schema)
+        else:
+            self._index = whoosh_index.create_in(folder, self._schema)
+        self._lock = threading.RLock()
+        self._searcher = None
+
+    @classmethod
+    def open(cls, config: WhooshStoreConfig | None, kb_root: Path) -> WhooshTextIndex:
+        config = config or WhooshStoreConfig()
+        return cls(kb_root / config.path, config, kb_root)
+
+    @property
+    def analyzer(self) -> str:
+        return self._manifest.analyzer
+
+    def relative_paths(self) -> list[str]:
+        return [self.folder.relative_to(self._kb_root).as_posix() if self._kb_root else str(self.folder)]
+
+    # --- writing ---------------------------------------------------------------------
+
+    def upsert(self, chunks: Sequence[Chunk]) -> int:
+        unique = {chunk.id: chunk for chunk in chunks}  # the last version of a repeated id wins
+        if not unique:
+            return 0
+        with self._lock:
+            replace = self._index.doc_count_all() > 0
+            writer = self._index.writer(limitmb=self._config.memory_mb)
+            try:
+                # update_document looks each id up first; a new index has nothing to replace
+                add = writer.update_document if replace else writer.add_document
+                for chunk in unique.values():
+                    add(
+                        chunk_id=chunk.id,
+                        document_id=chunk.document_id,
+                        filters=" ".join(filter_terms(chunk)),
+                        body=chunk.text,
+                        text=chunk.text,
+                        record=chunk_record(chunk),
+                    )
+            except BaseException:
+                writer.cancel()
+                raise
+            writer.commit()
+            self._refresh()
+        return len(unique)
+
+    def delete_documents(self, document_ids: Sequence[str]) -> int:
+        with self._lock:
+            writer = self._index.writer()
+            try:
+                deleted = sum(writer.delete_by_term("document_id", document_id) for document_id in document_ids)
+            except BaseException:
+                writer.cancel()
+                raise
+            writer.commit()
+            self._refresh()
+        return deleted
+
+    # --- reading ---------------------------------------------------------------------
+
+    def terms(self, text: str) -> list[str]:
+        return list(dict.fromkeys(token.text for token in self._analyzer(text, mode="query")))
+
+    def search(self, text: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[tuple[Chunk, float]]:
+        terms = self.terms(text)
+        if not terms:
+            return []
+        query = q.Or([q.Term("body", term) for term in terms])
+        groups = filter_groups(filters)
+        restrict = q.And([q.Or([q.Term("filters", term) for term in group]) for group in groups]) if groups else None
+        with self._lock:
+            searcher = self._current_searcher()
+            hits = searcher.search(query, limit=top_k, filter=restrict)
+            return [
+                (chunk_from_record(fields["chunk_id"], fields["text"], fields["record"]), float(hit.score))
+                for hit in hits
+                for fields in [hit.fields()]
+            ]
+
+    def count(self) -> int:
+        with self._lock:
+            return self._index.doc_count()
+
+    def _current_searcher(self):
+        if self._searcher is None:
+            self._searcher = self._index.searcher(weighting=BM25F(B=self._config.b, K1=self._config.k1))
+        return self._searcher
+
+    def _refresh(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
+
+    def flush(self) -> None:
+        """Every upsert commits; nothing is pending."""
+
+    def close(self) -> None:
+        with self._lock:
+            self._refresh()
