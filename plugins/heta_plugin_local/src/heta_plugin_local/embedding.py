@@ -1,0 +1,79 @@
+"""``LocalEmbeddingClient``: sentence-transformers on the CPU, offline, loaded on first use.
+
+Loaded models are shared by every client in the process (keyed by folder and
+device): a knowledge base opens a fresh client per ``KnowledgeBase`` object, and
+loading weights is the slow part.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from heta_framework.errors import ModelError
+
+_loaded: dict[tuple[str, str], Any] = {}
+_load_lock = threading.Lock()
+
+
+def load_sentence_transformer(folder: Path, device: str = "cpu") -> Any:
+    """The model in ``folder`` (shared per process), with every hub access switched off."""
+    key = (str(folder), device)
+    with _load_lock:
+        model = _loaded.get(key)
+        if model is None:
+            # never reach a hub: the weights are on disk or the load fails
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                model = SentenceTransformer(str(folder), device=device, local_files_only=True)
+            except Exception as exc:
+                raise ModelError(
+                    f"Could not load the sentence-transformers model in {folder}: {exc}. "
+                    "The folder must hold a complete sentence-transformers model (modules.json, config.json, weights)."
+                ) from exc
+            _loaded[key] = model
+    return model
+
+
+class LocalEmbeddingClient:
+    """Satisfies ``EmbeddingClient``. Options: ``batch_size`` (default 32), ``device`` (default ``"cpu"``)."""
+
+    def __init__(self, model_name: str, folder: Path, *, batch_size: int = 32, device: str = "cpu"):
+        self.model_name = model_name
+        self.folder = folder
+        self.batch_size = batch_size
+        self.device = device
+
+    def model(self) -> Any:
+        return load_sentence_transformer(self.folder, self.device)
+
+    @property
+    def dimension(self) -> int:
+        model = self.model()
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Blocking: unit-length float32 vectors, one row per text."""
+        vectors = self.model().encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.empty((0, self.dimension), dtype=np.float32)
+        return await asyncio.to_thread(self.encode, texts)
