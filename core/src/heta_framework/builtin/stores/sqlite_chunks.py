@@ -21,7 +21,8 @@ from heta_framework.kb.documents import Chunk
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunks (
-    id TEXT PRIMARY KEY,
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
     document_id TEXT NOT NULL,
     chunk_index INTEGER NOT NULL,
     text TEXT NOT NULL,
@@ -32,7 +33,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     metadata TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(chunk_id UNINDEXED, body, tokenize = 'unicode61 remove_diacritics 2');
+-- the FTS row shares the chunk's rowid, so updates and deletes are index lookups, not scans
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
 """
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -87,28 +89,27 @@ class SQLiteChunkStore:
         self._db.close()
 
     def upsert_chunks(self, chunks: Iterable[Chunk]) -> int:
-        rows = [
-            (c.id, c.document_id, c.index, c.text, c.start, c.end, c.source, c.page, json.dumps(dict(c.metadata), ensure_ascii=False))
-            for c in chunks
-        ]
+        written = 0
         with self._lock:
             self._db.execute("BEGIN")
             try:
-                ids = [(r[0],) for r in rows]
-                self._db.executemany("DELETE FROM chunks_fts WHERE chunk_id = ?", ids)
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO chunks (id, document_id, chunk_index, text, start, end, source, page, metadata)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
-                self._db.executemany(
-                    "INSERT INTO chunks_fts (chunk_id, body) VALUES (?, ?)", [(r[0], fts_body(r[3])) for r in rows]
-                )
+                for c in chunks:
+                    old = self._db.execute("SELECT rowid FROM chunks WHERE id = ?", (c.id,)).fetchone()
+                    if old is not None:
+                        self._db.execute("DELETE FROM chunks_fts WHERE rowid = ?", old)
+                        self._db.execute("DELETE FROM chunks WHERE rowid = ?", old)
+                    rowid = self._db.execute(
+                        "INSERT INTO chunks (id, document_id, chunk_index, text, start, end, source, page, metadata)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (c.id, c.document_id, c.index, c.text, c.start, c.end, c.source, c.page, json.dumps(dict(c.metadata), ensure_ascii=False)),
+                    ).lastrowid
+                    self._db.execute("INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)", (rowid, fts_body(c.text)))
+                    written += 1
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
-        return len(rows)
+        return written
 
     def delete_documents(self, document_ids: Sequence[str]) -> int:
         with self._lock:
@@ -117,7 +118,7 @@ class SQLiteChunkStore:
                 deleted = 0
                 for document_id in document_ids:
                     self._db.execute(
-                        "DELETE FROM chunks_fts WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)", (document_id,)
+                        "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)", (document_id,)
                     )
                     deleted += self._db.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,)).rowcount
                 self._db.execute("COMMIT")
@@ -148,7 +149,7 @@ class SQLiteChunkStore:
         where, params = filter_clause(filters or {})
         sql = (
             f"SELECT {_COLUMNS}, bm25(chunks_fts) AS rank FROM chunks_fts"
-            " JOIN chunks ON chunks.id = chunks_fts.chunk_id"
+            " JOIN chunks ON chunks.rowid = chunks_fts.rowid"
             f" WHERE chunks_fts MATCH ? {where} ORDER BY rank LIMIT ?"
         )
         with self._lock:

