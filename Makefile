@@ -29,3 +29,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) demo-kb
+
+.PHONY: isolation
+# each distribution alone in a fresh venv (non-editable): its declared dependencies must suffice for its tests
+isolation: $(STAMP)
+	$(BIN)/python scripts/check_isolation.py

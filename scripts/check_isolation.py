@@ -1,0 +1,367 @@
+#!/usr/bin/env python3
+"""Install each distribution of the repo alone, in a fresh virtual environment, and run its own tests there.
+
+The shared ``.venv`` has every distribution installed, so an undeclared
+dependency (a plugin importing another plugin, a test needing a library that
+only the workspace's dev extra brings) goes unnoticed there. Here, for each
+``core/``, ``heta_plugin_*/`` and ``plugins/*/`` folder with a ``pyproject.toml``:
+
+1. a fresh venv (no system site-packages) under ``.isolation/venvs/``;
+2. ``torch==2.13.0`` first if the distribution (or a repo-local dependency) declares
+   torch or sentence-transformers: the pinned CPU build lies on this machine's disk,
+   an unpinned torch would pull gigabytes. Every install is also constrained to it;
+3. non-editable wheels of heta-framework, the distribution (with its ``test`` extra
+   if it has one) and the repo-local distributions it declares, plus pytest,
+   pytest-asyncio and pytest-timeout;
+4. import its packages from the venv (not from the source tree), check that
+   ``PluginRegistry.from_entry_points(strict=True)`` lists its distribution; for
+   heta-framework alone, check that faiss, whoosh, openai, cohere and torch are
+   *not* importable;
+5. run its own ``tests/`` with that venv's pytest.
+
+Prints a table and exits non-zero if any distribution fails.
+Usage: ``python scripts/check_isolation.py [--only NAME ...] [--keep-venvs]``
+(run with the workspace venv's Python: wheels are built with its setuptools, offline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / ".isolation"
+DIST_GLOBS = ("core", "heta_plugin_*", "plugins/*")
+CORE = "heta-framework"
+TORCH_PIN = "torch==2.13.0"
+TORCH_USERS = frozenset({"torch", "sentence-transformers"})
+TEST_EXTRAS = ("test", "tests", "testing")
+TEST_TOOLS = ("pytest>=8.0", "pytest-asyncio>=0.23", "pytest-timeout>=2.2")
+#: what heta-framework must install and work without
+NOT_IN_CORE = ("faiss", "whoosh", "openai", "cohere", "torch")
+#: the root pyproject's pytest settings that matter, repeated because its testpaths must not apply
+PYTEST_OPTIONS = (
+    "-p", "no:cacheprovider", "-c", os.devnull, "--import-mode=importlib",
+    "-o", "asyncio_mode=auto", "-o", "asyncio_default_fixture_loop_scope=function",
+    "-o", "timeout=600", "-W", "error::SyntaxWarning", "-q", "-ra",
+)
+
+
+def normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_name(requirement: str) -> str:
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return normalize(match.group(1)) if match else ""
+
+
+@dataclass(frozen=True)
+class Distribution:
+    folder: Path
+    name: str
+    packages: tuple[str, ...]
+    dependencies: tuple[str, ...]
+    test_extra: str | None
+    test_dependencies: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return str(self.folder.relative_to(ROOT))
+
+    @property
+    def requirement_names(self) -> set[str]:
+        return {requirement_name(r) for r in (*self.dependencies, *self.test_dependencies)}
+
+
+@dataclass
+class Outcome:
+    distribution: Distribution
+    local_dependencies: list[str] = field(default_factory=list)
+    torch: bool = False
+    steps: dict[str, str] = field(default_factory=dict)  # step -> "ok" or a short failure
+    tests: str = ""
+    seconds: float = 0.0
+    details: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.steps) and all(v == "ok" for v in self.steps.values())
+
+
+def discover() -> list[Distribution]:
+    found = []
+    for pattern in DIST_GLOBS:
+        for folder in sorted(ROOT.glob(pattern)):
+            pyproject = folder / "pyproject.toml"
+            if not pyproject.is_file():
+                continue
+            project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+            extras = project.get("optional-dependencies", {})
+            test_extra = next((e for e in TEST_EXTRAS if e in extras), None)
+            entry_points = project.get("entry-points", {}).get("heta", {})
+            packages = tuple(sorted({value.split(":")[0].split(".")[0] for value in entry_points.values()}))
+            if not packages:  # heta-framework: its plugin is built in, not an entry point
+                packages = tuple(p.name for p in sorted((folder / "src").glob("*")) if (p / "__init__.py").exists())
+            found.append(
+                Distribution(
+                    folder=folder,
+                    name=normalize(project["name"]),
+                    packages=packages,
+                    dependencies=tuple(project.get("dependencies", ())),
+                    test_extra=test_extra,
+                    test_dependencies=tuple(extras.get(test_extra, ())) if test_extra else (),
+                )
+            )
+    return found
+
+
+def local_closure(distribution: Distribution, by_name: dict[str, Distribution]) -> list[Distribution]:
+    """The repo's other distributions that ``distribution`` declares (its test extra included), transitively."""
+    seen: dict[str, Distribution] = {}
+    pending = [distribution]
+    while pending:
+        current = pending.pop()
+        for name in sorted(current.requirement_names):
+            if name in by_name and name not in seen and name not in (CORE, distribution.name):
+                seen[name] = by_name[name]
+                pending.append(by_name[name])
+    return sorted(seen.values(), key=lambda d: d.name)
+
+
+def clean_environment() -> dict[str, str]:
+    """The caller's environment minus anything that would leak the shared venv into a fresh one."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PIP_REQUIRE_VIRTUALENV")}
+    env.update(PYTHONNOUSERSITE="1", PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    return env
+
+
+def run(command: list[str], log: Path, *, cwd: Path = WORK, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(f"\n$ {' '.join(command)}\n")
+        handle.flush()
+        result = subprocess.run(command, cwd=cwd, env=env or clean_environment(), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        handle.write(result.stdout)
+    return result
+
+
+def tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def build_wheels(distributions: list[Distribution], log: Path) -> dict[str, Path]:
+    """One wheel per distribution, built offline with the running Python's setuptools.
+
+    Each is built from a copy of its folder, so no ``build/`` or ``*.egg-info`` lands in the work tree.
+    """
+    wheels: dict[str, Path] = {}
+    out = WORK / "wheels"
+    shutil.rmtree(out, ignore_errors=True)
+    ignore = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".venv")
+    with tempfile.TemporaryDirectory(prefix="heta-isolation-src-") as scratch:
+        for distribution in distributions:
+            source = Path(scratch) / distribution.folder.name
+            shutil.copytree(distribution.folder, source, ignore=ignore)
+            target = out / distribution.folder.name
+            command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(target), str(source)]
+            result = run(command, log, env=os.environ.copy())
+            built = sorted(target.glob("*.whl"))
+            if result.returncode != 0 or not built:
+                raise SystemExit(f"building the wheel of {distribution.label} failed:\n{tail(result.stdout)}")
+            wheels[distribution.name] = built[0]
+    return wheels
+
+
+CHECK_SCRIPT = textwrap.dedent(
+    """
+    import importlib, json, sys
+    from pathlib import Path
+
+    packages, distribution, forbidden = json.loads(sys.argv[1])
+    problems = []
+    for name in packages:
+        module = importlib.import_module(name)
+        where = Path(module.__file__).resolve()
+        if not where.is_relative_to(Path(sys.prefix).resolve()):
+            problems.append(f"{name} imported from {where}, not from the venv")
+    from heta_framework.plugins.registry import PluginRegistry
+    registry = PluginRegistry.from_entry_points(strict=True)
+    distributions = sorted({p.distribution for p in registry.plugins})
+    if distribution not in distributions:
+        problems.append(f"{distribution} not discovered through its entry point; found {distributions}")
+    importable = []
+    for name in forbidden:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            continue
+        importable.append(name)
+    if importable:
+        problems.append("importable but must not be installed with heta-framework alone: " + ", ".join(importable))
+    print(json.dumps({"problems": problems, "plugins": distributions}))
+    """
+)
+
+
+def check(distribution: Distribution, everything: list[Distribution], wheels: dict[str, Path], keep: bool) -> Outcome:
+    by_name = {d.name: d for d in everything}
+    outcome = Outcome(distribution)
+    started = time.perf_counter()
+    local = local_closure(distribution, by_name)
+    outcome.local_dependencies = [d.name for d in local]
+    names = set().union(distribution.requirement_names, *(d.requirement_names for d in local))
+    outcome.torch = bool(names & TORCH_USERS)
+    venv = WORK / "venvs" / distribution.folder.name
+    log = WORK / "logs" / f"{distribution.folder.name}.log"
+    log.write_text(f"# {distribution.name} ({distribution.label})\n", encoding="utf-8")
+    shutil.rmtree(venv, ignore_errors=True)
+    python = venv / "bin" / "python"
+    constraints = WORK / "constraints.txt"
+    try:
+        result = run([sys.executable, "-m", "venv", str(venv)], log)
+        if result.returncode != 0:
+            outcome.steps["venv"] = "failed"
+            outcome.details.append(tail(result.stdout))
+            return outcome
+        pip = [str(python), "-m", "pip", "install", "--quiet", "-c", str(constraints)]
+        if outcome.torch:
+            result = run([*pip, TORCH_PIN], log)
+            if result.returncode != 0:
+                outcome.steps["install"] = "torch failed"
+                outcome.details.append(tail(result.stdout))
+                return outcome
+        own = str(wheels[distribution.name]) + (f"[{distribution.test_extra}]" if distribution.test_extra else "")
+        requirements = [str(wheels[CORE]), *([own] if distribution.name != CORE else []), *(str(wheels[d.name]) for d in local)]
+        result = run([*pip, *requirements, *TEST_TOOLS], log)
+        if result.returncode != 0:
+            outcome.steps["install"] = "failed"
+            outcome.details.append(tail(result.stdout))
+            return outcome
+        outcome.steps["install"] = "ok"
+
+        forbidden = list(NOT_IN_CORE) if distribution.name == CORE else []
+        result = run([str(python), "-c", CHECK_SCRIPT, json.dumps([list(distribution.packages), distribution.name, forbidden])], log)
+        report = _last_json(result.stdout)
+        if result.returncode != 0 or report is None:
+            outcome.steps["import"] = "failed"
+            outcome.details.append(tail(result.stdout))
+        elif report["problems"]:
+            outcome.steps["import"] = "failed"
+            outcome.details.extend(report["problems"])
+        else:
+            outcome.steps["import"] = "ok"
+
+        tests = distribution.folder / "tests"
+        if not tests.is_dir():
+            outcome.steps["tests"] = "no tests/"
+            return outcome
+        command = [str(python), "-P", "-m", "pytest", str(tests), "--rootdir", str(distribution.folder), *PYTEST_OPTIONS]
+        result = run(command, log, cwd=distribution.folder)
+        outcome.tests = _pytest_summary(result.stdout)
+        outcome.steps["tests"] = "ok" if result.returncode == 0 else f"exit {result.returncode}"
+        if result.returncode != 0:
+            outcome.details.append(tail(result.stdout, 25))
+        return outcome
+    finally:
+        outcome.seconds = time.perf_counter() - started
+        if not keep:
+            shutil.rmtree(venv, ignore_errors=True)
+
+
+def _last_json(text: str) -> dict | None:
+    for line in reversed(text.strip().splitlines()):
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError:
+            continue
+    return None
+
+
+def _pytest_summary(text: str) -> str:
+    """pytest's closing line without decorations: ``12 passed, 1 skipped in 3.2s``."""
+    for line in reversed(text.strip().splitlines()):
+        if re.search(r"\b(passed|failed|error|errors|no tests ran)\b", line):
+            return line.strip("= ").strip()
+    return ""
+
+
+def print_table(outcomes: list[Outcome]) -> None:
+    header = ("distribution", "folder", "repo-local deps", "torch", "install", "import+entry point", "tests", "result", "seconds")
+    rows = [
+        (
+            o.distribution.name,
+            o.distribution.label,
+            ", ".join(o.local_dependencies) or "-",
+            "yes" if o.torch else "-",
+            o.steps.get("install", "-"),
+            o.steps.get("import", "-"),
+            (o.tests or o.steps.get("tests", "-")),
+            "PASS" if o.ok else "FAIL",
+            f"{o.seconds:.0f}",
+        )
+        for o in outcomes
+    ]
+    widths = [max(len(str(r[i])) for r in (header, *rows)) for i in range(len(header))]
+    line = "+".join("-" * (w + 2) for w in widths)
+    print(f"\n+{line}+")
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
+    print(f"+{line}+")
+    for row in rows:
+        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths)) + " |")
+    print(f"+{line}+")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", default=(), help="distribution names or folders to check (default: all)")
+    parser.add_argument("--keep-venvs", action="store_true", help="leave each venv in .isolation/venvs/ for debugging")
+    args = parser.parse_args()
+
+    everything = discover()
+    wanted = {normalize(n) for n in args.only} | {n.rstrip("/") for n in args.only}
+    selected = [d for d in everything if not args.only or d.name in wanted or d.label in wanted]
+    if not selected:
+        print(f"no distribution matches {args.only}; found: {', '.join(d.name for d in everything)}", file=sys.stderr)
+        return 2
+    (WORK / "logs").mkdir(parents=True, exist_ok=True)
+    (WORK / "venvs").mkdir(parents=True, exist_ok=True)
+    (WORK / "constraints.txt").write_text(f"{TORCH_PIN}\n", encoding="utf-8")
+    started = time.perf_counter()
+    print(f"building {len(everything)} wheels ...", flush=True)
+    wheels = build_wheels(everything, WORK / "logs" / "wheels.log")
+
+    outcomes = []
+    for distribution in selected:
+        print(f"checking {distribution.name} ({distribution.label}) ...", flush=True)
+        outcome = check(distribution, everything, wheels, args.keep_venvs)
+        outcomes.append(outcome)
+        status = "ok" if outcome.ok else "FAILED: " + "; ".join(f"{k} {v}" for k, v in outcome.steps.items() if v != "ok")
+        print(f"  {status} ({outcome.seconds:.0f}s; log {WORK.name}/logs/{distribution.folder.name}.log)", flush=True)
+
+    print_table(outcomes)
+    for outcome in outcomes:
+        if outcome.local_dependencies:
+            print(f"{outcome.distribution.name}: also installed its repo-local dependencies {', '.join(outcome.local_dependencies)} from their folders")
+    failures = [o for o in outcomes if not o.ok]
+    for outcome in failures:
+        print(f"\n--- {outcome.distribution.name} ({outcome.distribution.label}) failed:")
+        for detail in outcome.details:
+            print(textwrap.indent(detail, "    "))
+    print(f"\nisolation check of {len(outcomes)} distribution(s) took {time.perf_counter() - started:.0f}s")
+    print(f"isolation: {len(outcomes) - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
