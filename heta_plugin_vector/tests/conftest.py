@@ -88,12 +88,18 @@ def counting_registry(local_model, counting):
     return make_registry(heta_plugin_vector, heta_plugin_local, inline_plugin("counting", model_providers=[provider]))
 
 
-def vector_recipe(model: str = MODEL, stores=None, chunk_size: int = 120) -> Recipe:
+def _vector_recipe(model: str = MODEL, stores=None, chunk_size: int = 120) -> Recipe:
     return Recipe(
         models=KnowledgeModels(embedding=EmbeddingModel(model_name=model)),
         stores=stores or {},
         steps=[ParseDocuments(), SplitDocuments(chunk_size=chunk_size, chunk_overlap=20), PersistChunks(), EmbedChunks(), IndexVectors()],
     )
+
+
+@pytest.fixture
+def vector_recipe():
+    """``vector_recipe(model=..., stores=..., chunk_size=...)``: parse, split, persist, embed, index."""
+    return _vector_recipe
 
 
 @pytest.fixture
@@ -114,3 +120,13 @@ def clustered():
         return points.astype(np.float32)
 
     return make
+
+
+@pytest.fixture
+def docs_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "fox.txt").write_text("The quick brown fox jumps over the lazy dog. Foxes are clever animals that live in dens.")
+    (folder / "whales.md").write_text("# Whales\n\nWhales are marine mammals. They breathe air through a blowhole.")
+    (folder / "shanghai.txt").write_text("上海市是中国的直辖市之一。长江在上海附近入海。")
+    return folder

