@@ -233,3 +233,72 @@ async def test_recursion_through_a_custom_engine_is_refused_with_the_chain(tmp_p
         await kb.query(QUESTION, mode="heta_rerank_search")
     assert "heta_rerank_search -> full_text_search -> heta_rerank_search" in str(error.value)
     assert "must only call modes that do not call it back" in str(error.value)
+
+
+# --- with a reranker: the real cohere client against a scripted server ----------------
+
+
+@pytest.fixture
+async def reranked_kb(tmp_path):
+    from heta_framework.common.models import RerankModel
+    from heta_framework.kb import KnowledgeModels
+    from heta_framework.testing.http import ScriptedServer
+
+    with ScriptedServer() as server:
+        reranker = RerankModel(
+            model_name="cohere/rerank-english-v3.0",
+            base_url=server.url,
+            api_key="co-test-RERANK-9a1b",
+            options={"max_attempts": 1, "timeout": 5},
+        )
+        kb = await fake_knowledge_base(
+            tmp_path / "kb", base_engines().values(), models=KnowledgeModels(reranker=reranker), plugins=["heta_plugin_rerank"]
+        )
+        yield kb, server
+
+
+async def test_reranker_orders_the_fused_candidates(reranked_kb):
+    from heta_framework.testing.http import rerank_body
+
+    kb, server = reranked_kb
+    fused = await kb.query(QUESTION, mode="heta_rerank_search", top_k=50, options={"candidate_top_k": 9})
+    server.reset()
+    server.enqueue("/v2/rerank", body=rerank_body([(3, 0.97), (0, 0.61)]))
+    response = await kb.query(QUESTION, mode="heta_rerank_search", top_k=2, options={"candidate_top_k": 9})
+
+    request = server.requests_to("/v2/rerank")[0].json
+    assert request["query"] == QUESTION
+    assert request["model"] == "rerank-english-v3.0"
+    assert request["top_n"] == 2  # top_n = top_k
+    assert request["documents"] == [r.text for r in fused.results]  # every fused candidate, in RRF order
+    assert response.metadata["ranking"] == "reranker"
+    assert ids(response) == [fused.results[3].id, fused.results[0].id]
+    assert [r.score for r in response.results] == [0.97, 0.61]
+    assert response.results[0].metadata["rrf_score"] == pytest.approx(fused.results[3].score)
+    assert not response.issues
+
+
+async def test_a_failing_reranker_degrades_to_the_rrf_order(reranked_kb):
+    from heta_framework.testing.http import openai_error_body
+
+    kb, server = reranked_kb
+    server.enqueue("/v2/rerank", status=400, body=openai_error_body("invalid model"))
+    response = await kb.query(QUESTION, mode="heta_rerank_search", top_k=3, trace=True)
+    assert len(server.requests_to("/v2/rerank")) == 1
+    assert response.metadata["ranking"] == "rrf"
+    assert ids(response)[0] == "penicillin#0"
+    assert response.results[0].score == pytest.approx(1 / 61 + 1 / 62)
+    assert [i["code"] for i in response.issues] == ["rerank_failed"]
+    assert response.issues[0]["action"] == "used_rrf_order"
+    assert "co-test-RERANK-9a1b" not in response.issues[0]["message"]
+    assert response.trace.issues == tuple(response.issues)
+
+
+async def test_a_reranker_answer_with_bad_indices_degrades_too(reranked_kb):
+    from heta_framework.testing.http import rerank_body
+
+    kb, server = reranked_kb
+    server.enqueue("/v2/rerank", body=rerank_body([(99, 0.9)]))
+    response = await kb.query(QUESTION, mode="heta_rerank_search", top_k=3)
+    assert [i["code"] for i in response.issues] == ["rerank_failed"]
+    assert ids(response)[0] == "penicillin#0"
