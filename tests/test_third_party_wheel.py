@@ -1,0 +1,172 @@
+"""A third-party plugin as users get it: a wheel, pip-installed into a clean venv beside heta-framework's wheel.
+
+No editable installs, no source tree on the path, no in-process registration:
+Heta must find ``heta-plugin-example`` through its ``heta`` entry point alone,
+keep ``title_search`` unavailable until a recipe runs ``index_titles``, and
+answer it afterwards. Both wheels are built offline (``--no-build-isolation``);
+core's dependencies come from the package registry through pip's usual
+configuration and cache. Takes about a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = ROOT / "examples" / "documents"
+DISTRIBUTIONS = {"heta-framework": ROOT / "core", "heta-plugin-example": ROOT / "plugins" / "heta_plugin_example"}
+
+# pip, venv creation and the two builds take most of a minute; leave room on a busy machine
+pytestmark = pytest.mark.timeout(900)
+
+RECIPE_WITHOUT_TITLES = """
+[[steps]]
+step = "parse_documents"
+
+[[steps]]
+step = "split_documents"
+
+[[steps]]
+step = "persist_chunks"
+"""
+
+RECIPE_WITH_TITLES = """
+[[steps]]
+step = "parse_documents"
+
+[[steps]]
+step = "split_documents"
+
+[[steps]]
+step = "index_titles"
+"""
+
+# Runs inside the fresh venv. It uses only what a user's program would: the default registry
+# (entry points), recipes from TOML, KnowledgeBase.
+SCENARIO = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+
+    import heta_plugin_example
+    from heta_framework.kb import KnowledgeBase, Recipe
+    from heta_framework.plugins.registry import PluginRegistry
+
+    work, documents = Path(sys.argv[1]), Path(sys.argv[2])
+
+    async def build(name):
+        registry = PluginRegistry.from_entry_points(strict=True)
+        recipe = Recipe.from_toml((work / f"{name}.toml").read_text(), registry)
+        kb = KnowledgeBase.create(work / name, recipe)  # no registry passed: found through entry points
+        report = await kb.build([documents])
+        return kb, report
+
+    async def main():
+        without, _ = await build("without_titles")
+        with_titles, report = await build("with_titles")
+        response = await with_titles.query("who discovered penicillin", mode="title_search", top_k=3)
+        print(json.dumps({
+            "plugin_file": heta_plugin_example.__file__,
+            "prefix": sys.prefix,
+            "without_titles": {
+                "available": without.available_queries,
+                "unavailable": without.unavailable_queries().get("title_search"),
+            },
+            "with_titles": {
+                "documents": report.document_count,
+                "available": with_titles.available_queries,
+                "results": [
+                    {"name": r.metadata["name"], "matched": r.metadata["matched_text"], "source": r.metadata["source"],
+                     "start": r.metadata["start"], "end": r.metadata["end"], "text": r.text}
+                    for r in response.results
+                ],
+            },
+        }))
+
+    asyncio.run(main())
+    """
+)
+
+
+def clean_environment() -> dict[str, str]:
+    """This process's environment (pip's configuration included) minus what would leak the workspace venv."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    env.update(PYTHONNOUSERSITE="1", PIP_DISABLE_PIP_VERSION_CHECK="1", COLUMNS="200")
+    return env
+
+
+def run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    result = subprocess.run(command, cwd=cwd, env=env or clean_environment(), text=True, capture_output=True)
+    assert result.returncode == 0, f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result.stdout
+
+
+def build_wheel(source: Path, scratch: Path, out: Path) -> Path:
+    # From a copy, so the build leaves no build/ or *.egg-info in the work tree.
+    copy = scratch / source.name
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", "tests"))
+    target = out / source.name
+    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(target), str(copy)], scratch, os.environ.copy())
+    [wheel] = target.glob("*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    """A fresh venv (no system site-packages) with the two wheels installed, and nothing else of the repo."""
+    work = tmp_path_factory.mktemp("third-party-wheel")
+    wheels = [build_wheel(source, work, work / "wheels") for source in DISTRIBUTIONS.values()]
+    folder = work / "venv"
+    run([sys.executable, "-m", "venv", str(folder)], work)
+    run([str(folder / "bin" / "python"), "-m", "pip", "install", "--quiet", *map(str, wheels)], work)
+    return folder
+
+
+def test_installed_wheel_is_found_through_its_entry_point(venv, tmp_path):
+    freeze = run([str(venv / "bin" / "python"), "-m", "pip", "list", "--format=json"], tmp_path)
+    installed = {p["name"].lower(): p for p in json.loads(freeze)}
+    assert "heta-plugin-example" in installed and "heta-framework" in installed
+    assert "editable_project_location" not in installed["heta-plugin-example"]
+    assert not {"faiss-cpu", "whoosh-reloaded", "openai", "cohere", "torch"} & set(installed)
+
+    plugins = run([str(venv / "bin" / "heta"), "plugins", "--strict"], tmp_path)
+    row = next(line for line in plugins.splitlines() if "heta-plugin-example" in line)
+    assert "index_titles" in row
+    assert "title_search" in plugins
+
+
+def test_title_search_appears_only_with_its_step_and_answers(venv, tmp_path):
+    (tmp_path / "without_titles.toml").write_text(RECIPE_WITHOUT_TITLES)
+    (tmp_path / "with_titles.toml").write_text(RECIPE_WITH_TITLES)
+    script = tmp_path / "scenario.py"
+    script.write_text(SCENARIO)
+    output = run([str(venv / "bin" / "python"), str(script), str(tmp_path), str(DOCUMENTS)], tmp_path)
+    report = json.loads(output.strip().splitlines()[-1])
+
+    assert Path(report["plugin_file"]).is_relative_to(report["prefix"])  # the wheel, not the source tree
+
+    assert "title_search" not in report["without_titles"]["available"]
+    assert "sql_text_search" in report["without_titles"]["available"]
+    assert report["without_titles"]["unavailable"] == ["asset title_index is not built"]
+
+    assert report["with_titles"]["documents"] == 49
+    assert "title_search" in report["with_titles"]["available"]
+    [first, *rest] = report["with_titles"]["results"]
+    assert (first["name"], first["matched"]) == ("penicillin.md", "Penicillin")
+    assert Path(first["source"]) == (DOCUMENTS / "life" / "penicillin.md").resolve()
+    assert first["start"] == 0 and first["text"].startswith("# Penicillin")
+    assert "penicillin-notes.docx" in [r["name"] for r in rest]
+
+    modes = run([str(venv / "bin" / "heta"), "--kb", str(tmp_path / "with_titles"), "modes"], tmp_path)
+    row = next(line for line in modes.splitlines() if "title_search" in line)
+    assert "available" in row and "unavailable" not in row and "heta-plugin-example" in row
+    unavailable = run([str(venv / "bin" / "heta"), "--kb", str(tmp_path / "without_titles"), "modes"], tmp_path)
+    assert "asset title_index is not built" in next(line for line in unavailable.splitlines() if "title_search" in line)
