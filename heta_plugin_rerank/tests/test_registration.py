@@ -1,22 +1,28 @@
 from __future__ import annotations
 
-import heta_plugin_openai
+import pytest
+
 import heta_plugin_rerank
-from heta_framework.common.models import LanguageModel, RerankModel
+from heta_framework.common.models import RerankModel
 from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe
 from heta_framework.plugins.registry import PluginRegistry
 from heta_framework.testing import make_registry
 from heta_framework.testing.http import rerank_body
-from heta_plugin_openai import OpenAILanguageClient
 from heta_plugin_rerank import CohereRerankClient, LocalCrossEncoderReranker
 
 
-def test_registers_cohere_and_local_rerankers_beside_other_providers():
-    registry = make_registry(heta_plugin_openai, heta_plugin_rerank)
+def test_registers_cohere_and_local_rerankers():
+    registry = make_registry(heta_plugin_rerank)
     assert registry.model_provider("cohere", "reranker") is heta_plugin_rerank.COHERE_PROVIDER
     assert registry.model_provider("local", "reranker") is heta_plugin_rerank.LOCAL_PROVIDER
+    assert {"cohere", "local"} <= registry.model_provider_names()
+
+
+def test_sits_beside_the_openai_provider():
+    heta_plugin_openai = pytest.importorskip("heta_plugin_openai")  # another distribution: absent when tested alone
+    registry = make_registry(heta_plugin_openai, heta_plugin_rerank)
     assert registry.model_provider("openai", "language") is heta_plugin_openai.PROVIDER
-    assert {"cohere", "local", "openai"} <= registry.model_provider_names()
+    assert registry.model_provider("cohere", "reranker") is heta_plugin_rerank.COHERE_PROVIDER
 
 
 def test_is_found_through_the_heta_entry_point():
@@ -27,19 +33,16 @@ def test_is_found_through_the_heta_entry_point():
     assert not [f for f in registry.failed if f.distribution == "heta-plugin-rerank"]
 
 
-async def test_knowledge_base_resolves_the_reranker_and_language_clients(tmp_path, scripted_server, api_key, tiny_cross_encoder):
+async def test_knowledge_base_resolves_the_reranker_clients(tmp_path, scripted_server, api_key, tiny_cross_encoder):
     models = KnowledgeModels(
-        language=LanguageModel(model_name="openai/test-model", base_url=scripted_server.base_url, api_key=api_key),
         reranker=RerankModel(model_name="cohere/rerank-v3.5", base_url=scripted_server.url, api_key=api_key),
         named={"reranker": {"offline": RerankModel(model_name=f"local/{tiny_cross_encoder}")}},
     )
-    kb = KnowledgeBase.create(tmp_path / "kb", Recipe(models=models), registry=make_registry(heta_plugin_openai, heta_plugin_rerank))
+    kb = KnowledgeBase.create(tmp_path / "kb", Recipe(models=models), registry=make_registry(heta_plugin_rerank))
 
-    language = kb.get_component("models.language")
     reranker = kb.get_component("models.reranker")
     offline = kb.get_component("models.reranker.offline")
 
-    assert isinstance(language, OpenAILanguageClient)
     assert isinstance(reranker, CohereRerankClient) and isinstance(offline, LocalCrossEncoderReranker)
     assert scripted_server.requests == []  # nothing connects before the first call
     scripted_server.enqueue("/v2/rerank", body=rerank_body([(1, 0.9), (0, 0.2)]))
