@@ -1,0 +1,216 @@
+"""``heta_graph_search``: entity and relation vectors, SQL hydration, one-hop expansion, ranked evidence.
+
+1. Embed the query; search the ``graph_entities`` and ``graph_relations`` collections.
+2. Hydrate hits from the graph tables (a vector whose fact is gone is skipped).
+3. Expand one hop from the best entities: neighbours through stored relations,
+   ranked by their own similarity to the query, at most ``max_neighbors``,
+   scored ``similarity * neighbor_weight``.
+4. Attach each fact's evidence chunks, most relevant to the query first.
+
+Results have ``kind`` "entity" or "relation" and ids ``entity:<id>`` /
+``relation:<id>``; ``evidence`` holds ``chunk`` results whose id is the chunk id,
+so a fusion engine can credit a chunk for backing a graph hit.
+
+Options (``kb.query(..., options={...})``):
+
+==================  =========  ==============================================
+``entity_top_k``    top_k      entity vector hits considered
+``relation_top_k``  top_k      relation vector hits considered
+``max_neighbors``   5          one-hop neighbours added (0 turns expansion off)
+``expand_from``     3          how many of the best entities are expanded
+``neighbor_weight`` 0.8        neighbour score = its similarity x this
+``max_evidence``    3          evidence chunks attached per fact
+``min_score``       0.0        hits scoring lower are dropped
+``include``         both       "entities", "relations" or "both"
+==================  =========  ==============================================
+
+Filters apply to evidence chunk metadata (``document_id``, ``source``, ...):
+a fact is returned only if some evidence chunk passes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+
+from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef, query_issue
+from heta_framework.kb.steps import model_ref
+
+from heta_plugin_graph.assets import GRAPH_SEARCH_MODE
+from heta_plugin_graph.normalize import normalize_name
+from heta_plugin_graph.vectors import ENTITY_COLLECTION, RELATION_COLLECTION
+
+_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+@attrs.frozen
+class GraphSearchOptions:
+    entity_top_k: int | None = None
+    relation_top_k: int | None = None
+    max_neighbors: int = 5
+    expand_from: int = 3
+    neighbor_weight: float = 0.8
+    max_evidence: int = 3
+    min_score: float = 0.0
+    include: str = "both"
+
+    @classmethod
+    def from_request(cls, options: Mapping[str, Any]) -> GraphSearchOptions:
+        names = {f.name for f in attrs.fields(cls)}
+        return cls(**{k: v for k, v in options.items() if k in names})
+
+
+def relevance_terms(text: str) -> set[str]:
+    """Normalised words, plus character bigrams of CJK runs (Chinese has no spaces)."""
+    terms: set[str] = set()
+    for word in _WORDS.findall(normalize_name(text)):
+        if _CJK.search(word):
+            chars = [c for c in word]
+            terms.update(chars[i] + chars[i + 1] for i in range(len(chars) - 1))
+            terms.update(c for c in chars)
+        elif len(word) > 1:
+            terms.add(word)
+    return terms
+
+
+def lexical_relevance(query_terms: set[str], text: str) -> float:
+    if not query_terms:
+        return 0.0
+    return len(query_terms & relevance_terms(text)) / len(query_terms)
+
+
+def _matches(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
+    for key, wanted in filters.items():
+        allowed = list(wanted) if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
+        if metadata.get(key) not in allowed:
+            return False
+    return True
+
+
+class HetaGraphSearchEngine:
+    mode: ClassVar[str] = GRAPH_SEARCH_MODE
+    required_assets: ClassVar[frozenset[SearchAssetRef]] = frozenset(
+        {SearchAssetRef(kind="graph_tables"), SearchAssetRef(kind="graph_vector_index")}
+    )
+    required_components: ClassVar[frozenset] = frozenset({model_ref("embedding")})
+
+    async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
+        options = GraphSearchOptions.from_request(request.options)
+        tables = context.find_asset(SearchAssetRef(kind="graph_tables"))
+        index = context.find_asset(SearchAssetRef(kind="graph_vector_index"))
+        graph = context.get_component(tables.store if tables else "stores.graph")
+        vector_store = context.get_component(index.store if index else "stores.vector")
+        names = dict((index.metadata if index else {}).get("collections") or {})
+        entity_name, relation_name = names.get("entities", ENTITY_COLLECTION), names.get("relations", RELATION_COLLECTION)
+        if not vector_store.has_collection(entity_name):
+            return QueryResponse(metadata={"issues": [query_issue("empty_graph", "The graph has no entity vectors yet.", "returned_nothing")]})
+        embedder = context.get_component("models.embedding")
+        query_vector = np.asarray(await embedder.embed([request.text]), dtype=np.float32)
+        entities_collection = vector_store.collection(entity_name)
+        relations_collection = vector_store.collection(relation_name) if vector_store.has_collection(relation_name) else None
+        return await asyncio.to_thread(
+            self._search, request, options, graph, entities_collection, relations_collection, query_vector
+        )
+
+    def _search(self, request: QueryRequest, options: GraphSearchOptions, graph: Any, entities_collection: Any,
+                relations_collection: Any, query_vector: np.ndarray) -> QueryResponse:
+        top_k = request.top_k
+        want_entities = options.include in ("both", "entities")
+        want_relations = options.include in ("both", "relations") and relations_collection is not None
+        entity_scores: dict[str, tuple[float, dict[str, Any]]] = {}
+        relation_scores: dict[str, float] = {}
+        if want_entities or options.max_neighbors:
+            for hit in entities_collection.search(query_vector, options.entity_top_k or top_k)[0]:
+                if hit.score >= options.min_score:
+                    entity_scores[hit.id] = (hit.score, {"hop": 0})
+        if want_relations:
+            for hit in relations_collection.search(query_vector, options.relation_top_k or top_k)[0]:
+                if hit.score >= options.min_score:
+                    relation_scores[hit.id] = hit.score
+        entities = graph.get_entities(list(entity_scores))
+        entity_scores = {i: s for i, s in entity_scores.items() if i in entities}
+
+        if options.max_neighbors > 0 and entity_scores:
+            seeds = sorted(entity_scores, key=lambda i: -entity_scores[i][0])[: options.expand_from]
+            via: dict[str, tuple[str, str]] = {}
+            for relation in graph.relations_touching(seeds):
+                for seed, other in ((relation.source_id, relation.target_id), (relation.target_id, relation.source_id)):
+                    if seed in seeds and other not in entity_scores and other not in via:
+                        via[other] = (relation.id, seed)
+            if via:
+                # rank neighbours by their own similarity to the query, not by how they were reached
+                ranked = entities_collection.search(query_vector, len(via), filters={"entity_id": list(via)})[0]
+                for hit in ranked[: options.max_neighbors]:
+                    relation_id, seed = via[hit.id]
+                    entity_scores[hit.id] = (
+                        hit.score * options.neighbor_weight, {"hop": 1, "via_relation": f"relation:{relation_id}", "via_entity": f"entity:{seed}"}
+                    )
+                entities.update(graph.get_entities([h.id for h in ranked[: options.max_neighbors]]))
+        if not want_entities:
+            entity_scores = {}
+        relations = graph.get_relations(list(relation_scores))
+        relation_scores = {i: s for i, s in relation_scores.items() if i in relations}
+        endpoint_ids = {i for r in relations.values() for i in (r.source_id, r.target_id)} - set(entities)
+        names = {i: e.name for i, e in {**entities, **graph.get_entities(list(endpoint_ids))}.items()}
+
+        entity_evidence = graph.evidence("entity", list(entity_scores))
+        relation_evidence = graph.evidence("relation", list(relation_scores))
+        chunk_ids = {row[0] for rows in (*entity_evidence.values(), *relation_evidence.values()) for row in rows}
+        chunks = graph.get_chunks(list(chunk_ids))
+        query_terms = relevance_terms(request.text)
+
+        def evidence_for(fact_result_id: str, rows: Sequence[tuple[str, str, str]]) -> tuple[QueryResult, ...]:
+            found = []
+            for position, (chunk_id, document_id, description) in enumerate(rows):
+                chunk = chunks.get(chunk_id)
+                if chunk is None or not _matches(chunk.metadata, request.filters):
+                    continue
+                score = lexical_relevance(query_terms, chunk.text)
+                found.append((-score, position, QueryResult(
+                    id=chunk_id, text=chunk.text, score=score, kind="chunk",
+                    metadata={**dict(chunk.metadata), "document_id": document_id, "evidence_for": fact_result_id,
+                              "fact_description": description},
+                    sources=(GRAPH_SEARCH_MODE,),
+                )))
+            return tuple(result for _, _, result in sorted(found, key=lambda item: item[:2])[: options.max_evidence])
+
+        results: list[QueryResult] = []
+        for entity_id, (score, extra) in entity_scores.items():
+            entity = entities[entity_id]
+            result_id = f"entity:{entity_id}"
+            evidence = evidence_for(result_id, entity_evidence.get(entity_id, []))
+            if request.filters and not evidence:
+                continue
+            text = f"{entity.name} ({entity.type}): {entity.description}" if entity.description else f"{entity.name} ({entity.type})"
+            results.append(QueryResult(
+                id=result_id, text=text, score=float(score), kind="entity",
+                metadata={"entity_id": entity_id, "name": entity.name, "type": entity.type, "description": entity.description,
+                          "attributes": dict(entity.attributes), "aliases": list(entity.aliases),
+                          "document_ids": sorted({e.metadata["document_id"] for e in evidence}), **extra},
+                evidence=evidence, sources=(GRAPH_SEARCH_MODE,),
+            ))
+        for relation_id, score in relation_scores.items():
+            relation = relations[relation_id]
+            result_id = f"relation:{relation_id}"
+            evidence = evidence_for(result_id, relation_evidence.get(relation_id, []))
+            if request.filters and not evidence:
+                continue
+            source, target = names.get(relation.source_id, relation.source_id), names.get(relation.target_id, relation.target_id)
+            text = f"{source} —{relation.name or relation.type}→ {target}"
+            if relation.description:
+                text += f": {relation.description}"
+            results.append(QueryResult(
+                id=result_id, text=text, score=float(score), kind="relation",
+                metadata={"relation_id": relation_id, "type": relation.type, "name": relation.name, "description": relation.description,
+                          "source_id": relation.source_id, "source": source, "target_id": relation.target_id, "target": target,
+                          "document_ids": sorted({e.metadata["document_id"] for e in evidence}), "hop": 0},
+                evidence=evidence, sources=(GRAPH_SEARCH_MODE,),
+            ))
+        results.sort(key=lambda r: (-r.score, r.id))
+        return QueryResponse(results=results[:top_k], metadata={"candidates": len(results)})

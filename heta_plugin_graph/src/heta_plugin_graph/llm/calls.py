@@ -1,0 +1,155 @@
+"""``JsonLlmCaller``: one validated JSON answer per subject, robustly.
+
+- at most ``concurrency`` calls in flight (``ConcurrencyLimiter``);
+- rate limits (429), server errors (5xx) and time-outs are retried with
+  exponential backoff; when they persist the outcome is ``call_failed``, never
+  an exception, so the step records an issue and the build goes on;
+- an answer that is not JSON or fails validation is asked again with the
+  validation error in the prompt, up to ``max_attempts`` tries;
+- every outcome but a failed call is cached (``LlmCache``); statistics go to
+  ``context.count``: ``llm_calls``, ``prompt_tokens``, ``completion_tokens``,
+  ``cache_hits``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from heta_framework.common.models import Message
+from heta_framework.common.retry import ConcurrencyLimiter, RetryPolicy, call_with_retries
+from heta_framework.errors import ModelTimeoutError
+
+from heta_plugin_graph.llm.cache import CachedAnswer, LlmCache, cache_key
+
+log = logging.getLogger(__name__)
+
+#: returns None when the value is acceptable, else a message saying what is wrong
+Validator = Callable[[Any], str | None]
+
+_RETRYABLE_NAMES = ("Timeout", "RateLimit", "APIConnection", "InternalServer", "ServiceUnavailable")
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Rate limits, server errors, time-outs and dropped connections are worth another try."""
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError, ModelTimeoutError, ConnectionError)):
+        return True
+    status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(status, int):
+        return status in (408, 409, 429) or status >= 500
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if any(name in type(current).__name__ for name in _RETRYABLE_NAMES):
+            return True
+        current = current.__cause__
+    return False
+
+
+@attrs.frozen
+class LlmOutcome:
+    status: str  # "valid", "invalid" (bad output after every try) or "call_failed" (transport, after retries)
+    value: Any = None
+    error: str = ""
+    attempts: int = 0
+    cached: bool = False
+
+
+def parse_json(text: str) -> Any:
+    """The JSON in a model's answer; tolerates a Markdown code fence around it."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+        stripped = stripped.rsplit("```", 1)[0]
+    return json.loads(stripped)
+
+
+class JsonLlmCaller:
+    def __init__(
+        self,
+        client: Any,
+        *,
+        counter: Callable[[str, int], None],
+        cache: LlmCache | None,
+        prompt_version: str,
+        concurrency: int = 8,
+        max_attempts: int = 3,
+        timeout: float = 120.0,
+        retry: RetryPolicy = RetryPolicy(max_attempts=4, initial_delay=0.5, max_delay=8.0),
+    ):
+        self.client = client
+        self.model_name = getattr(client, "model_name", type(client).__name__)
+        self._count = counter
+        self.cache = cache
+        self.prompt_version = prompt_version
+        self.limiter = ConcurrencyLimiter(concurrency)
+        self.max_attempts = max_attempts
+        self.timeout = timeout
+        self.retry = retry
+
+    async def _complete_once(self, messages: Sequence[Message], schema: Mapping[str, Any]) -> Any:
+        async with self.limiter:
+            self._count("llm_calls", 1)
+            try:
+                return await asyncio.wait_for(self.client.complete(messages, json_schema=schema, temperature=0.0), self.timeout)
+            except asyncio.TimeoutError as exc:
+                raise ModelTimeoutError(f"{self.model_name} did not answer within {self.timeout}s") from exc
+
+    async def call(
+        self,
+        *,
+        kind: str,
+        subject_text: str,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        validate: Validator,
+    ) -> LlmOutcome:
+        key = cache_key(self.model_name, self.prompt_version, kind, subject_text + "\x1e" + json.dumps(schema, sort_keys=True))
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            self._count("cache_hits", 1)
+            return LlmOutcome(hit.status, hit.value, hit.error, hit.attempts, cached=True)
+        conversation = list(messages)
+        error = ""
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                completion = await call_with_retries(
+                    lambda: self._complete_once(conversation, schema),
+                    policy=self.retry,
+                    is_retryable=is_retryable,
+                    describe=f"{kind} call to {self.model_name}",
+                )
+            except Exception as exc:  # after retries: an issue for the step, never a crashed build
+                log.warning("%s call to %s failed for good: %s", kind, self.model_name, type(exc).__name__)
+                return LlmOutcome("call_failed", error=f"{type(exc).__name__}: {exc}"[:500], attempts=attempt)
+            self._count("prompt_tokens", int(getattr(completion, "prompt_tokens", 0) or 0))
+            self._count("completion_tokens", int(getattr(completion, "completion_tokens", 0) or 0))
+            text = getattr(completion, "text", "") or ""
+            try:
+                value = parse_json(text)
+                error = validate(value) or ""
+            except ValueError as exc:
+                value, error = None, f"the answer is not valid JSON ({exc})"
+            if not error:
+                self._store(key, CachedAnswer("valid", value, "", attempt))
+                return LlmOutcome("valid", value, "", attempt)
+            conversation = [
+                *messages,
+                Message("assistant", text[:4000]),
+                Message(
+                    "user",
+                    f"Your answer was invalid: {error}. Answer again with JSON that follows the schema exactly."
+                    " 你的回答无效，请严格按照 JSON schema 重新回答。",
+                ),
+            ]
+        self._store(key, CachedAnswer("invalid", None, error, self.max_attempts))
+        return LlmOutcome("invalid", error=error, attempts=self.max_attempts)
+
+    def _store(self, key: str, answer: CachedAnswer) -> None:
+        if self.cache is not None:
+            self.cache.put(key, answer)

@@ -1,0 +1,70 @@
+"""``BuildGraph``: write the run's deduplicated graph into ``stores.graph`` and ``stores.vector``.
+
+Publishes ``graph_tables`` and ``graph_vector_index`` and unlocks
+``heta_graph_search``. Documents of the run replace what they said in earlier
+builds; facts no chunk supports any more are removed. Entity and relation
+vectors are only computed for facts that are new or whose text changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import attrs
+
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, model_ref, store_ref
+
+from heta_plugin_graph.assets import GRAPH_ASSETS, GRAPH_SEARCH_MODE
+from heta_plugin_graph.deletion import delete_graph_documents
+from heta_plugin_graph.steps.common import EXTRACTION_KEYS
+from heta_plugin_graph.steps.dedup import load_draft
+from heta_plugin_graph.vectors import ENTITY_COLLECTION, RELATION_COLLECTION
+from heta_plugin_graph.writer import write_draft
+
+GRAPH_STORE_ARTIFACT = "graph_store"
+
+GRAPH_COMPONENTS = frozenset({store_ref("graph"), store_ref("vector"), store_ref("objects"), model_ref("embedding")})
+
+
+def graph_paths(context: Any) -> list[str]:
+    vector_store = context.get_component("stores.vector")
+    paths = list(context.get_component("stores.graph").relative_paths())
+    for name in (ENTITY_COLLECTION, RELATION_COLLECTION):
+        if vector_store.has_collection(name):
+            paths += vector_store.relative_paths(name)
+    return paths
+
+
+def graph_cleanup(artifacts: Mapping[str, Any]) -> StepCleanupPlan:
+    paths = tuple((artifacts.get(GRAPH_STORE_ARTIFACT) or {}).get("paths", ()))
+    return StepCleanupPlan(paths=paths, description="graph tables (SQLite) and graph vector collections")
+
+
+@attrs.frozen
+class BuildGraph:
+    """Write entities, relations and their evidence; embed the new ones."""
+
+    name: ClassVar[str] = "build_graph"
+
+    @property
+    def requirements(self) -> StepRequirements:
+        return StepRequirements(components=GRAPH_COMPONENTS, artifacts=frozenset({EXTRACTION_KEYS}))
+
+    @property
+    def capabilities(self) -> StepCapabilities:
+        return StepCapabilities(
+            artifacts=frozenset({GRAPH_STORE_ARTIFACT}),
+            queries=frozenset({GRAPH_SEARCH_MODE}),
+            search_assets=GRAPH_ASSETS,
+        )
+
+    async def run(self, context: Any) -> None:
+        await write_draft(context, load_draft(context))
+        context.set_artifact(GRAPH_STORE_ARTIFACT, {"paths": graph_paths(context), **context.get_component("stores.graph").counts()})
+
+    def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
+        return graph_cleanup(artifacts)
+
+    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
+        await delete_graph_documents(context, document_ids)

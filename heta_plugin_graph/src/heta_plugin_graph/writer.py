@@ -1,0 +1,150 @@
+"""Write a ``GraphDraft`` into the graph store and its vectors (shared by BuildGraph and MergeGraphIntoStore).
+
+1. Evidence must point at a chunk whose text we have (the run's chunk lists):
+   a missing chunk becomes a ``missing_evidence_chunk`` issue, and a fact with
+   no evidence left is not written.
+2. One SQLite transaction upserts facts, evidence and evidence chunk text,
+   replaces what the run's documents said before, and removes facts left
+   without evidence together with their vectors.
+3. Only facts whose vector is missing or whose text changed are embedded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from heta_framework.kb.documents import iter_chunks
+
+from heta_plugin_graph.draft import GraphDraft
+from heta_plugin_graph.steps.common import all_chunk_keys
+from heta_plugin_graph.store import RemovedFacts, StoredChunk
+from heta_plugin_graph.vectors import embed_texts, entity_text, open_collections, relation_text, text_hash
+
+
+def load_evidence_chunks(context: Any, chunk_ids: set[str]) -> dict[str, StoredChunk]:
+    objects = context.get_component("stores.objects")
+    found: dict[str, StoredChunk] = {}
+    for key in all_chunk_keys(context):
+        if not objects.exists(key):
+            continue
+        for chunk in iter_chunks(objects, [key]):
+            if chunk.id in chunk_ids:
+                metadata = {k: v for k, v in chunk.provenance().items() if k != "member_spans"}
+                found[chunk.id] = StoredChunk(chunk.id, chunk.document_id, chunk.text, metadata)
+    return found
+
+
+def drop_missing_evidence(context: Any, draft: GraphDraft, chunks: Mapping[str, StoredChunk]) -> GraphDraft:
+    def keep(kind: str, fact: Any) -> Any | None:
+        missing = [e.chunk_id for e in fact.evidence if e.chunk_id not in chunks]
+        if not missing:
+            return fact
+        remaining = tuple(e for e in fact.evidence if e.chunk_id in chunks)
+        label = getattr(fact, "name", "") or fact.id
+        context.report(
+            "missing_evidence_chunk",
+            f"{kind} {label!r} cites chunk(s) {', '.join(missing[:5])} that no longer exist.",
+            subject=(kind, fact.id),
+            action="dropped_evidence" if remaining else "dropped_fact",
+            outcome="The fact keeps its other evidence." if remaining else "The fact was not written: nothing supports it.",
+            details={"missing_chunks": len(missing)},
+        )
+        return attrs.evolve(fact, evidence=remaining) if remaining else None
+
+    entities = tuple(e for e in (keep("entity", e) for e in draft.entities) if e is not None)
+    kept_ids = {e.id for e in entities}
+    relations = tuple(
+        r for r in (keep("relation", r) for r in draft.relations)
+        if r is not None and r.source_id in kept_ids and r.target_id in kept_ids
+    )
+    return GraphDraft(entities=entities, relations=relations)
+
+
+def vector_deleter(entity_collection: Any, relation_collection: Any):
+    """The ``on_orphans`` handler: vector deletes run inside the SQLite transaction; a failure rolls it back."""
+
+    def delete(removed: RemovedFacts) -> None:
+        if entity_collection is not None and removed.entity_ids:
+            entity_collection.delete(list(removed.entity_ids))
+        if relation_collection is not None and removed.relation_ids:
+            relation_collection.delete(list(removed.relation_ids))
+
+    return delete
+
+
+async def write_draft(
+    context: Any,
+    draft: GraphDraft,
+    *,
+    precomputed: Mapping[str, np.ndarray] | None = None,
+    known_existing: Sequence[str] = (),
+) -> None:
+    graph = context.get_component("stores.graph")
+    embedder = context.get_component("models.embedding")
+    entity_collection, relation_collection = open_collections(context.get_component("stores.vector"), embedder.dimension)
+
+    chunk_ids = {e.chunk_id for fact in (*draft.entities, *draft.relations) for e in fact.evidence}
+    chunks = await asyncio.to_thread(load_evidence_chunks, context, chunk_ids)
+    draft = drop_missing_evidence(context, draft, chunks)
+    # facts from these documents in an earlier build are replaced by what they say now
+    replaced = list(context.document_ids)
+    removed = await asyncio.to_thread(
+        graph.write_draft, draft, list(chunks.values()), replace_documents=replaced,
+        on_orphans=vector_deleter(entity_collection, relation_collection),
+    )
+    context.count("entities_removed", len(removed.entity_ids))
+    context.count("relations_removed", len(removed.relation_ids))
+
+    stored_entities = await asyncio.to_thread(graph.get_entities, [e.id for e in draft.entities])
+    stored_relations = await asyncio.to_thread(graph.get_relations, [r.id for r in draft.relations])
+    endpoint_names = {
+        e.id: e.name for e in (await asyncio.to_thread(
+            graph.get_entities, list({i for r in stored_relations.values() for i in (r.source_id, r.target_id)})
+        )).values()
+    }
+    entity_texts = {i: entity_text(e.name, e.type, e.description) for i, e in stored_entities.items()}
+    relation_texts = {
+        i: relation_text(endpoint_names.get(r.source_id, ""), r.name or r.type, endpoint_names.get(r.target_id, ""), r.description)
+        for i, r in stored_relations.items()
+    }
+    await _upsert_changed(
+        context, embedder, entity_collection, entity_texts,
+        lambda i: {"entity_id": i, "name": stored_entities[i].name, "type": stored_entities[i].type},
+        precomputed or {}, "entities",
+    )
+    await _upsert_changed(
+        context, embedder, relation_collection, relation_texts,
+        lambda i: {"relation_id": i, "source_id": stored_relations[i].source_id, "target_id": stored_relations[i].target_id,
+                   "type": stored_relations[i].type},
+        {}, "relations",
+    )
+    context.count("entities_written", len(stored_entities))
+    context.count("relations_written", len(stored_relations))
+
+
+async def _upsert_changed(context: Any, embedder: Any, collection: Any, texts: Mapping[str, str], metadata_of: Any,
+                          precomputed: Mapping[str, np.ndarray], label: str) -> None:
+    ids = sorted(texts)
+    if not ids:
+        return
+    hashes = {i: text_hash(texts[i]) for i in ids}
+    stored = await asyncio.to_thread(collection.get_metadata, ids)
+    stale = [i for i in ids if (stored.get(i) or {}).get("text_hash") != hashes[i]]
+    context.count(f"{label}_vectors_reused", len(ids) - len(stale))
+    if not stale:
+        return
+    reuse = [i for i in stale if i in precomputed]
+    fresh = [i for i in stale if i not in precomputed]
+    vectors = await embed_texts(embedder, [texts[i] for i in fresh], context=context) if fresh else None
+    ordered = reuse + fresh
+    parts = [np.stack([precomputed[i] for i in reuse])] if reuse else []
+    if vectors is not None and len(vectors):
+        parts.append(vectors)
+    matrix = np.concatenate(parts).astype(np.float32)
+    await asyncio.to_thread(collection.upsert, ordered, matrix, [{**metadata_of(i), "text_hash": hashes[i]} for i in ordered])
+    context.count(f"{label}_embedded", len(fresh))
