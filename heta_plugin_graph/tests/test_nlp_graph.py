@@ -1,0 +1,213 @@
+"""The LLM-free graph: nlp extraction, the SQLite store, heta_graph_search, deletion, Chinese."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+import pytest
+
+from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
+from heta_framework.testing import inline_plugin, make_registry
+
+import heta_plugin_graph
+import heta_plugin_local
+import heta_plugin_vector
+from heta_plugin_graph import BuildGraph, ExtractEntities, ExtractRelations, HetaGraphProcedure
+from heta_plugin_graph.normalize import entity_id, normalize_name
+
+OCEAN = (
+    "The Pacific Ocean is the largest ocean on Earth. Blue whales feed on krill in the Pacific Ocean. "
+    "Coral reefs protect coastlines from storms."
+)
+RIVERS = "The Amazon River flows into the Atlantic Ocean. The Pacific Ocean borders South America on the west."
+SHANGHAI = "上海市是中国的直辖市之一。长江在上海附近流入东海。上海港是世界上最繁忙的港口之一。"
+
+
+def graph_recipe(models, base_steps, **procedure: Any) -> Recipe:
+    return Recipe(models=models, steps=[*base_steps, HetaGraphProcedure(extractor="nlp", **procedure)])
+
+
+async def build_kb(tmp_path, registry, recipe, documents) -> tuple[KnowledgeBase, Any]:
+    kb = KnowledgeBase.create(tmp_path / "kb", recipe, registry=registry)
+    report = await kb.build(documents)
+    return kb, report
+
+
+def test_one_normalisation_for_width_case_and_spaces():
+    assert normalize_name("ＯｐｅｎＡＩ") == normalize_name("openai") == normalize_name("  OPENAI\u3000") == "openai"
+    assert normalize_name("New   York\tCity") == "new york city"
+    assert normalize_name("Straße") == normalize_name("STRASSE")
+    assert entity_id("ＯｐｅｎＡＩ", "Organization") == entity_id("openai", " organization")
+
+
+def test_procedure_only_expands(tmp_path):
+    build = [s.name for s in HetaGraphProcedure(extractor="nlp").expand()]
+    merge = [s.name for s in HetaGraphProcedure(mode="merge", rechunk=True, merge_chunks=True).expand()]
+    assert build == ["extract_entities", "extract_relations", "deduplicate_entities", "deduplicate_relations", "build_graph"]
+    assert merge == ["rechunk_documents", "merge_chunks", "extract_entities", "extract_relations",
+                     "deduplicate_entities", "deduplicate_relations", "merge_graph_into_store"]
+    assert not hasattr(HetaGraphProcedure(), "run")
+    # nlp needs no language model anywhere in the expanded steps
+    needs = {ref.key for step in HetaGraphProcedure(extractor="nlp").expand() for ref in step.requirements.components}
+    assert not any(key.startswith("models.language") for key in needs)
+    strong = HetaGraphProcedure(model="strong").expand()
+    assert {ref.key for ref in ExtractRelations(model="strong").requirements.components} >= {"models.language.strong"}
+    assert all("models.language.strong" in {r.key for r in s.requirements.components} for s in strong if s.name.startswith("extract"))
+    with pytest.raises(ValueError):
+        HetaGraphProcedure(mode="rebuild")
+
+
+def test_toml_recipe_looks_up_the_procedure(registry):
+    recipe = Recipe.from_toml(
+        '[models.embedding]\nmodel_name = "local/all-MiniLM-L6-v2"\n'
+        '[[steps]]\nstep = "parse_documents"\n[[steps]]\nstep = "split_documents"\n'
+        '[[steps]]\nstep = "heta_graph"\nextractor = "nlp"\nmode = "merge"\n'
+        '[[steps]]\nstep = "extract_relations"\nmodel = "strong"\n',
+        registry,
+    )
+    assert recipe.steps[2] == HetaGraphProcedure(extractor="nlp", mode="merge")
+    assert recipe.steps[3] == ExtractRelations(model="strong")
+    assert "heta_graph" in recipe.to_toml()
+
+
+async def test_nlp_graph_end_to_end(tmp_path, registry, embedding_only, base_steps):
+    kb, report = await build_kb(
+        tmp_path, registry, graph_recipe(embedding_only, base_steps),
+        [SourceDocument(text=OCEAN, id="ocean", name="ocean.txt"), SourceDocument(text=RIVERS, id="rivers", name="rivers.txt")],
+    )
+    assert "heta_graph_search" in kb.available_queries
+    assert report.issues == []
+    stats = {s.name: s.stats for s in report.steps}
+    assert stats["build_graph"]["entities_written"] > 0 and "embedding_ms" in stats["build_graph"]
+    assert "llm_calls" not in stats["extract_entities"]
+    kinds = {(a.kind, a.name, a.store) for a in kb.search_assets}
+    assert {("graph_tables", "default", "stores.graph"), ("graph_vector_index", "default", "stores.vector")} <= kinds
+
+    response = await kb.query("Which ocean is the largest?", mode="heta_graph_search", top_k=8)
+    assert response.results
+    assert {r.kind for r in response.results} <= {"entity", "relation"}
+    chunk_ids = {r.id for r in (await kb.query("ocean", mode="vector_search", top_k=50)).results}
+    for result in response.results:
+        assert result.id.startswith(f"{result.kind}:")
+        assert result.sources == ("heta_graph_search",)
+        assert result.evidence, result
+        for evidence in result.evidence:
+            assert evidence.kind == "chunk" and evidence.id in chunk_ids
+            assert evidence.metadata["document_id"] in ("ocean", "rivers")
+            assert evidence.text and evidence.sources == ("heta_graph_search",)
+    names = [r.metadata.get("name", "") for r in response.results]
+    assert "Pacific Ocean" in names
+    pacific = next(r for r in response.results if r.metadata.get("name") == "Pacific Ocean")
+    assert {e.metadata["document_id"] for e in pacific.evidence} == {"ocean", "rivers"}
+
+    # one hop: neighbours come through stored relations and say so
+    expanded = await kb.query("Pacific Ocean", mode="heta_graph_search", top_k=20, options={"max_neighbors": 3, "entity_top_k": 1, "relation_top_k": 1})
+    hops = [r for r in expanded.results if r.metadata.get("hop") == 1]
+    assert 1 <= len(hops) <= 3
+    assert all(r.metadata["via_entity"] == pacific.id for r in hops)
+    none = await kb.query("Pacific Ocean", mode="heta_graph_search", top_k=20, options={"max_neighbors": 0, "entity_top_k": 1, "relation_top_k": 1})
+    assert not [r for r in none.results if r.metadata.get("hop") == 1]
+
+    filtered = await kb.query("Pacific Ocean", mode="heta_graph_search", top_k=10, filters={"document_id": "rivers"})
+    assert filtered.results
+    assert all(e.metadata["document_id"] == "rivers" for r in filtered.results for e in r.evidence)
+    kb.close()
+
+
+async def test_chinese_text(tmp_path, registry, embedding_only, base_steps):
+    kb, report = await build_kb(
+        tmp_path, registry, graph_recipe(embedding_only, base_steps),
+        [SourceDocument(text=SHANGHAI, id="shanghai", name="shanghai.txt")],
+    )
+    graph = kb.get_component("stores.graph")
+    stored = graph.entities_by_name(["上海市", "长江", "上海港"])
+    assert set(stored) == {"上海市", "长江", "上海港"}
+    response = await kb.query("上海市", mode="heta_graph_search", top_k=5)
+    top = response.results[0]
+    assert "上海" in top.text
+    assert top.evidence[0].metadata["document_id"] == "shanghai" and "上海" in top.evidence[0].text
+    kb.close()
+
+
+async def test_deleting_a_document_removes_its_orphaned_facts(tmp_path, registry, embedding_only, base_steps):
+    kb, _ = await build_kb(
+        tmp_path, registry, graph_recipe(embedding_only, base_steps),
+        [SourceDocument(text=OCEAN, id="ocean", name="ocean.txt"), SourceDocument(text=RIVERS, id="rivers", name="rivers.txt")],
+    )
+    graph = kb.get_component("stores.graph")
+    vectors = kb.get_component("stores.vector")
+    only_ocean, _ = graph.facts_of_documents(["ocean"])
+    shared = graph.entities_by_name(["Pacific Ocean"])["pacific ocean"][0].id
+    krill = graph.entities_by_name(["krill"])["krill"][0].id
+    amazon = graph.entities_by_name(["Amazon River"])["amazon river"][0].id
+    ocean_relations = graph.facts_of_documents(["ocean"])[1] - graph.facts_of_documents(["rivers"])[1]
+    assert krill in only_ocean and ocean_relations
+
+    await kb.delete_documents(["ocean"])
+
+    assert graph.get_entities([krill]) == {}
+    assert graph.get_entities([shared]) and graph.get_entities([amazon])
+    assert {row[1] for row in graph.evidence("entity", [shared])[shared]} == {"rivers"}
+    assert graph.get_relations(list(ocean_relations)) == {}
+    assert graph.documents() == {"rivers"}
+    entities = vectors.collection("graph_entities")
+    assert entities.contains([krill, shared]) == [False, True]
+    assert not any(vectors.collection("graph_relations").contains(list(ocean_relations)))
+    response = await kb.query("krill", mode="heta_graph_search", top_k=10)
+    assert all(e.metadata["document_id"] == "rivers" for r in response.results for e in r.evidence)
+    kb.close()
+
+
+async def test_rebuild_replaces_and_reuses_vectors(tmp_path, registry, embedding_only, base_steps):
+    kb, first = await build_kb(tmp_path, registry, graph_recipe(embedding_only, base_steps), [SourceDocument(text=OCEAN, id="ocean", name="ocean.txt")])
+    counts = kb.get_component("stores.graph").counts()
+    again = await kb.build(rebuild=True)
+    stats = {s.name: s.stats for s in again.steps}["build_graph"]
+    assert stats.get("entities_embedded", 0) == 0 and stats.get("relations_embedded", 0) == 0
+    assert stats["entities_vectors_reused"] == counts["entities"]
+    assert kb.get_component("stores.graph").counts() == counts
+    kb.close()
+
+
+@attrs.frozen
+class LoseChunk:
+    """Test step: deletes a chunk from the object store after extraction, as a crash or a bad edit might."""
+
+    name: ClassVar[str] = "lose_chunk"
+    chunk_id: str = ""
+
+    @property
+    def requirements(self):
+        return StepRequirements(components=frozenset({store_ref("objects")}), artifacts=frozenset({"chunk_keys"}))
+
+    @property
+    def capabilities(self):
+        return StepCapabilities()
+
+    async def run(self, context):
+        objects = context.get_component("stores.objects")
+        for key in context.get_artifact("chunk_keys"):
+            chunks = objects.get_json(key)
+            objects.put_json(key, [c for c in chunks if c["id"] != self.chunk_id])
+
+    def cleanup_plan(self, artifacts):
+        return StepCleanupPlan()
+
+
+async def test_missing_evidence_chunk_is_an_issue(tmp_path, embedding_only, base_steps, local_model):
+    registry = make_registry(heta_plugin_vector, heta_plugin_local, heta_plugin_graph, inline_plugin(steps=[LoseChunk]))
+    text = "Krill live in the Southern Ocean. " * 8 + "Penguins eat krill near Antarctica. " * 8
+    recipe = Recipe(models=embedding_only, steps=[
+        *base_steps, ExtractEntities(extractor="nlp"), ExtractRelations(extractor="nlp"), LoseChunk(chunk_id="doc-00000"), BuildGraph(),
+    ])
+    kb, report = await build_kb(tmp_path, registry, recipe, [SourceDocument(text=text, id="doc", name="doc.txt")])
+    missing = [i for i in report.issues if i.code == "missing_evidence_chunk"]
+    assert missing and all(i.step == "build_graph" for i in missing)
+    assert {i.resolution.action for i in missing} <= {"dropped_fact", "dropped_evidence"}
+    graph = kb.get_component("stores.graph")
+    assert graph.get_chunks(["doc-00000"]) == {}
+    assert graph.get_chunks(["doc-00001"])
+    assert "heta_graph_search" in kb.available_queries
+    kb.close()
