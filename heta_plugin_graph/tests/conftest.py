@@ -33,7 +33,7 @@ from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDoc
 from heta_framework.common.models import EmbeddingModel, LanguageModel
 from heta_framework.kb import KnowledgeModels
 from heta_framework.testing import make_registry
-from heta_framework.testing.http import Reply, ScriptedServer, chat_completion_body, last_user_message
+from heta_framework.testing.http import ScriptedServer, chat_completion_body, last_user_message
 from heta_plugin_local import create_client
 from heta_plugin_vector import EmbedChunks, IndexVectors
 
@@ -72,12 +72,11 @@ def server():
 
 
 def llm_models(server: ScriptedServer, **options: Any) -> KnowledgeModels:
-    """The real openai client against the scripted server; the provider itself does not retry,
-    so what the tests see is the graph plugin's own retry/concurrency behaviour."""
+    """The real openai client against the scripted server, retrying 429/5xx/time-outs quickly."""
     return KnowledgeModels(
         language=LanguageModel(
             model_name="openai/test-model", base_url=server.base_url, api_key="sk-test",
-            options={"max_attempts": 1, "concurrency": 64, **options},
+            options={"max_attempts": 3, "retry_initial_delay": 0.01, "retry_max_delay": 0.05, "concurrency": 64, **options},
         ),
         embedding=EmbeddingModel(model_name=MODEL),
     )
@@ -89,8 +88,14 @@ def request_kind(request) -> str:
     return next(iter(schema["properties"]))  # entities | relations | groups | decisions
 
 
+def prompt_message(request) -> str:
+    """The user message that carries the task (a retry appends the validation error after it)."""
+    users = [m["content"] for m in request.json["messages"] if m["role"] == "user"]
+    return next((m for m in users if "<<<" in m or "Group " in m or "Item " in m), last_user_message(request))
+
+
 def chunk_text(request) -> str:
-    message = last_user_message(request)
+    message = prompt_message(request)
     return message.split("<<<\n", 1)[1].rsplit("\n>>>", 1)[0] if "<<<" in message else message
 
 
@@ -109,7 +114,7 @@ class World:
 
     def __call__(self, request):
         kind = request_kind(request)
-        text = last_user_message(request)
+        text = prompt_message(request)
         if kind == "entities":
             chunk = chunk_text(request)
             found = [
@@ -149,7 +154,23 @@ class World:
 
 @pytest.fixture
 def world_factory():
+    """``World(entities, relations, same)``: a scripted language model to pass to ``server.respond``."""
     return World
 
 
-__all__ = ["Reply", "World", "chat_completion_body", "chunk_text", "llm_models", "request_kind"]
+@pytest.fixture
+def make_models():
+    """``make_models(server, **openai_options)``: KnowledgeModels with the openai client on ``server``."""
+    return llm_models
+
+
+@pytest.fixture
+def kind_of():
+    """``kind_of(request)``: entities | relations | groups | decisions."""
+    return request_kind
+
+
+@pytest.fixture
+def text_of():
+    """``text_of(request)``: the chunk text of an extraction request."""
+    return chunk_text

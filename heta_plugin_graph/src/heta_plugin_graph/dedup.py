@@ -10,6 +10,7 @@ are rewritten through that mapping (``draft.merge_entities``).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -157,4 +158,5 @@ def mapping_from_answer(value: Mapping[str, Any], groups: Sequence[tuple[str, Se
 
 def name_text(entity: DraftEntity) -> str:
     """What is embedded to find duplicate candidates: the name and type, not the (chunk-specific) description."""
-    return f"{entity.name} ({entity.type})"
+    # NFKC: embedding models tokenise full-width "ＯｐｅｎＡＩ" into noise
+    return unicodedata.normalize("NFKC", f"{entity.name} ({entity.type})")

@@ -9,6 +9,7 @@ and ``MergeGraphIntoStore`` write a draft into the graph store.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -145,8 +146,8 @@ def draft_from_extractions(extractions: Iterable[Mapping[str, Any]]) -> GraphDra
     entities = []
     for eid, members in entity_members.items():
         names = [m[0] for m in members]
-        # the spelling seen most often represents the group; ties go to the first seen
-        name = max(dict.fromkeys(names), key=names.count)
+        # the spelling seen most often represents the group; ties go to a plain (NFKC-stable) spelling, then the first seen
+        name = max(dict.fromkeys(names), key=lambda n: (names.count(n), unicodedata.normalize("NFKC", n) == n))
         evidence = _merge_evidence(m[2] for m in members)
         attributes: dict[str, Any] = {}
         for member in members:

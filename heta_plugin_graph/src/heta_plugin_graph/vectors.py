@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,12 +33,14 @@ def text_hash(text: str) -> str:
 
 
 def entity_text(name: str, type_name: str, description: str) -> str:
-    return f"{name} ({type_name}): {description}" if description else f"{name} ({type_name})"
+    # NFKC: embedding models tokenise full-width text ("ＯｐｅｎＡＩ") into noise
+    text = f"{name} ({type_name}): {description}" if description else f"{name} ({type_name})"
+    return unicodedata.normalize("NFKC", text)
 
 
 def relation_text(source_name: str, relation_name: str, target_name: str, description: str) -> str:
     head = f"{source_name} {relation_name} {target_name}"
-    return f"{head}: {description}" if description else head
+    return unicodedata.normalize("NFKC", f"{head}: {description}" if description else head)
 
 
 def open_collections(vector_store: Any, dimension: int) -> tuple[Any, Any]:

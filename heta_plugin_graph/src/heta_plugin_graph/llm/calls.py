@@ -23,7 +23,7 @@ import attrs
 
 from heta_framework.common.models import Message
 from heta_framework.common.retry import ConcurrencyLimiter, RetryPolicy, call_with_retries
-from heta_framework.errors import ModelTimeoutError
+from heta_framework.errors import ModelError
 
 from heta_plugin_graph.llm.cache import CachedAnswer, LlmCache, cache_key
 
@@ -36,8 +36,15 @@ _RETRYABLE_NAMES = ("Timeout", "RateLimit", "APIConnection", "InternalServer", "
 
 
 def is_retryable(exc: BaseException) -> bool:
-    """Rate limits, server errors, time-outs and dropped connections are worth another try."""
-    if isinstance(exc, (TimeoutError, asyncio.TimeoutError, ModelTimeoutError, ConnectionError)):
+    """Rate limits, server errors, time-outs and dropped connections are worth another try.
+
+    A ``ModelError`` is a provider's final word: providers such as heta-plugin-openai
+    retry 429/5xx/time-outs themselves and raise it only after their last attempt,
+    so retrying it here would multiply the attempts.
+    """
+    if isinstance(exc, ModelError):
+        return False
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError, ConnectionError)):
         return True
     status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
     if isinstance(status, int):
@@ -80,7 +87,7 @@ class JsonLlmCaller:
         prompt_version: str,
         concurrency: int = 8,
         max_attempts: int = 3,
-        timeout: float = 120.0,
+        timeout: float = 300.0,
         retry: RetryPolicy = RetryPolicy(max_attempts=4, initial_delay=0.5, max_delay=8.0),
     ):
         self.client = client
@@ -96,10 +103,8 @@ class JsonLlmCaller:
     async def _complete_once(self, messages: Sequence[Message], schema: Mapping[str, Any]) -> Any:
         async with self.limiter:
             self._count("llm_calls", 1)
-            try:
-                return await asyncio.wait_for(self.client.complete(messages, json_schema=schema, temperature=0.0), self.timeout)
-            except asyncio.TimeoutError as exc:
-                raise ModelTimeoutError(f"{self.model_name} did not answer within {self.timeout}s") from exc
+            # a last-resort bound for providers without their own time-out; TimeoutError is retried
+            return await asyncio.wait_for(self.client.complete(messages, json_schema=schema, temperature=0.0), self.timeout)
 
     async def call(
         self,

@@ -61,7 +61,7 @@ class DeduplicateEntities:
     batch_size: int = attrs.field(default=10, validator=check_positive)
     concurrency: int = attrs.field(default=8, validator=check_positive)
     max_attempts: int = attrs.field(default=3, validator=check_positive)
-    timeout: float = 120.0
+    timeout: float = 300.0
 
     @property
     def requirements(self) -> StepRequirements:

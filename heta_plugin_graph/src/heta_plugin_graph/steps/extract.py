@@ -70,7 +70,7 @@ class ExtractEntities:
     model: str | None = None
     concurrency: int = attrs.field(default=8, validator=check_positive)
     max_attempts: int = attrs.field(default=3, validator=check_positive)
-    timeout: float = 120.0
+    timeout: float = 300.0
     max_entities_per_chunk: int = attrs.field(default=12, validator=check_positive)
 
     @property
@@ -148,7 +148,7 @@ class ExtractRelations:
     model: str | None = None
     concurrency: int = attrs.field(default=8, validator=check_positive)
     max_attempts: int = attrs.field(default=3, validator=check_positive)
-    timeout: float = 120.0
+    timeout: float = 300.0
     max_relations_per_chunk: int = attrs.field(default=10, validator=check_positive)
 
     @property

@@ -50,7 +50,7 @@ class MergeGraphIntoStore:
     batch_size: int = attrs.field(default=10, validator=check_positive)
     concurrency: int = attrs.field(default=8, validator=check_positive)
     max_attempts: int = attrs.field(default=3, validator=check_positive)
-    timeout: float = 120.0
+    timeout: float = 300.0
 
     @property
     def requirements(self) -> StepRequirements:
