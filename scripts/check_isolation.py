@@ -42,6 +42,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".isolation"
+#: runs whose logs are kept in .isolation/ (wheels and venvs are removed after each run)
+KEPT_RUNS = 3
 DIST_GLOBS = ("core", "heta_plugin_*", "plugins/*")
 CORE = "heta-framework"
 TORCH_PIN = "torch==2.13.0"
@@ -83,6 +85,44 @@ class Distribution:
     @property
     def requirement_names(self) -> set[str]:
         return {requirement_name(r) for r in (*self.dependencies, *self.test_dependencies)}
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """Everything one run writes. Each run has its own, so two runs at once cannot delete each other's wheels."""
+
+    path: Path
+
+    @classmethod
+    def create(cls) -> RunFolder:
+        WORK.mkdir(exist_ok=True)
+        path = Path(tempfile.mkdtemp(prefix=time.strftime("run-%Y%m%d-%H%M%S-"), dir=WORK))
+        for name in ("wheels", "venvs", "logs"):
+            (path / name).mkdir()
+        (path / "constraints.txt").write_text(f"{TORCH_PIN}\n", encoding="utf-8")
+        return cls(path)
+
+    @property
+    def wheels(self) -> Path:
+        return self.path / "wheels"
+
+    @property
+    def constraints(self) -> Path:
+        return self.path / "constraints.txt"
+
+    def venv(self, distribution: Distribution) -> Path:
+        return self.path / "venvs" / distribution.folder.name
+
+    def log(self, name: str) -> Path:
+        return self.path / "logs" / f"{name}.log"
+
+    def finish(self, keep_venvs: bool) -> None:
+        shutil.rmtree(self.wheels, ignore_errors=True)
+        if not keep_venvs:
+            shutil.rmtree(self.path / "venvs", ignore_errors=True)
+        older = sorted(p for p in WORK.glob("run-*") if p.is_dir() and p != self.path)
+        for stale in older[: max(0, len(older) - (KEPT_RUNS - 1))]:
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 @dataclass
@@ -160,20 +200,19 @@ def tail(text: str, lines: int = 15) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def build_wheels(distributions: list[Distribution], log: Path) -> dict[str, Path]:
+def build_wheels(distributions: list[Distribution], folder: RunFolder) -> dict[str, Path]:
     """One wheel per distribution, built offline with the running Python's setuptools.
 
     Each is built from a copy of its folder, so no ``build/`` or ``*.egg-info`` lands in the work tree.
     """
     wheels: dict[str, Path] = {}
-    out = WORK / "wheels"
-    shutil.rmtree(out, ignore_errors=True)
+    log = folder.log("wheels")
     ignore = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".venv")
     with tempfile.TemporaryDirectory(prefix="heta-isolation-src-") as scratch:
         for distribution in distributions:
             source = Path(scratch) / distribution.folder.name
             shutil.copytree(distribution.folder, source, ignore=ignore)
-            target = out / distribution.folder.name
+            target = folder.wheels / distribution.folder.name
             command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(target), str(source)]
             result = run(command, log, env=os.environ.copy())
             built = sorted(target.glob("*.whl"))
@@ -192,6 +231,9 @@ CHECK_SCRIPT = textwrap.dedent(
     problems = []
     for name in packages:
         module = importlib.import_module(name)
+        if module.__file__ is None:  # a folder without __init__.py became a namespace package
+            problems.append(f"{name} is a namespace package (no __init__.py in the wheel?): {list(module.__path__)}")
+            continue
         where = Path(module.__file__).resolve()
         if not where.is_relative_to(Path(sys.prefix).resolve()):
             problems.append(f"{name} imported from {where}, not from the venv")
@@ -214,7 +256,7 @@ CHECK_SCRIPT = textwrap.dedent(
 )
 
 
-def check(distribution: Distribution, everything: list[Distribution], wheels: dict[str, Path], keep: bool) -> Outcome:
+def check(distribution: Distribution, everything: list[Distribution], wheels: dict[str, Path], folder: RunFolder, keep: bool) -> Outcome:
     by_name = {d.name: d for d in everything}
     outcome = Outcome(distribution)
     started = time.perf_counter()
@@ -222,12 +264,12 @@ def check(distribution: Distribution, everything: list[Distribution], wheels: di
     outcome.local_dependencies = [d.name for d in local]
     names = set().union(distribution.requirement_names, *(d.requirement_names for d in local))
     outcome.torch = bool(names & TORCH_USERS)
-    venv = WORK / "venvs" / distribution.folder.name
-    log = WORK / "logs" / f"{distribution.folder.name}.log"
+    venv = folder.venv(distribution)
+    log = folder.log(distribution.folder.name)
     log.write_text(f"# {distribution.name} ({distribution.label})\n", encoding="utf-8")
     shutil.rmtree(venv, ignore_errors=True)
     python = venv / "bin" / "python"
-    constraints = WORK / "constraints.txt"
+    constraints = folder.constraints
     try:
         result = run([sys.executable, "-m", "venv", str(venv)], log)
         if result.returncode != 0:
@@ -251,7 +293,8 @@ def check(distribution: Distribution, everything: list[Distribution], wheels: di
         outcome.steps["install"] = "ok"
 
         forbidden = list(NOT_IN_CORE) if distribution.name == CORE else []
-        result = run([str(python), "-c", CHECK_SCRIPT, json.dumps([list(distribution.packages), distribution.name, forbidden])], log)
+        # -I: nothing from the current folder or PYTHON* variables can stand in for the installed package
+        result = run([str(python), "-I", "-c", CHECK_SCRIPT, json.dumps([list(distribution.packages), distribution.name, forbidden])], log)
         report = _last_json(result.stdout)
         if result.returncode != 0 or report is None:
             outcome.steps["import"] = "failed"
@@ -322,6 +365,19 @@ def print_table(outcomes: list[Outcome]) -> None:
     print(f"+{line}+")
 
 
+def check_all(selected: list[Distribution], everything: list[Distribution], folder: RunFolder, keep: bool) -> list[Outcome]:
+    wheels = build_wheels(everything, folder)
+    outcomes = []
+    for distribution in selected:
+        print(f"checking {distribution.name} ({distribution.label}) ...", flush=True)
+        outcome = check(distribution, everything, wheels, folder, keep)
+        outcomes.append(outcome)
+        status = "ok" if outcome.ok else "FAILED: " + "; ".join(f"{k} {v}" for k, v in outcome.steps.items() if v != "ok")
+        log = folder.log(distribution.folder.name).relative_to(ROOT)
+        print(f"  {status} ({outcome.seconds:.0f}s; log {log})", flush=True)
+    return outcomes
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", default=(), help="distribution names or folders to check (default: all)")
@@ -334,20 +390,13 @@ def main() -> int:
     if not selected:
         print(f"no distribution matches {args.only}; found: {', '.join(d.name for d in everything)}", file=sys.stderr)
         return 2
-    (WORK / "logs").mkdir(parents=True, exist_ok=True)
-    (WORK / "venvs").mkdir(parents=True, exist_ok=True)
-    (WORK / "constraints.txt").write_text(f"{TORCH_PIN}\n", encoding="utf-8")
+    folder = RunFolder.create()
     started = time.perf_counter()
-    print(f"building {len(everything)} wheels ...", flush=True)
-    wheels = build_wheels(everything, WORK / "logs" / "wheels.log")
-
-    outcomes = []
-    for distribution in selected:
-        print(f"checking {distribution.name} ({distribution.label}) ...", flush=True)
-        outcome = check(distribution, everything, wheels, args.keep_venvs)
-        outcomes.append(outcome)
-        status = "ok" if outcome.ok else "FAILED: " + "; ".join(f"{k} {v}" for k, v in outcome.steps.items() if v != "ok")
-        print(f"  {status} ({outcome.seconds:.0f}s; log {WORK.name}/logs/{distribution.folder.name}.log)", flush=True)
+    print(f"building {len(everything)} wheels into {folder.path.relative_to(ROOT)} ...", flush=True)
+    try:
+        outcomes = check_all(selected, everything, folder, args.keep_venvs)
+    finally:
+        folder.finish(args.keep_venvs)
 
     print_table(outcomes)
     for outcome in outcomes:
