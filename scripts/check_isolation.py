@@ -366,7 +366,12 @@ def print_table(outcomes: list[Outcome]) -> None:
 
 
 def check_all(selected: list[Distribution], everything: list[Distribution], folder: RunFolder, keep: bool) -> list[Outcome]:
-    wheels = build_wheels(everything, folder)
+    by_name = {d.name: d for d in everything}
+    needed = {CORE: by_name[CORE]} | {d.name: d for d in selected}
+    for distribution in selected:
+        needed |= {d.name: d for d in local_closure(distribution, by_name)}
+    print(f"building {len(needed)} wheel(s) into {folder.path.relative_to(ROOT)} ...", flush=True)
+    wheels = build_wheels(list(needed.values()), folder)
     outcomes = []
     for distribution in selected:
         print(f"checking {distribution.name} ({distribution.label}) ...", flush=True)
@@ -392,7 +397,6 @@ def main() -> int:
         return 2
     folder = RunFolder.create()
     started = time.perf_counter()
-    print(f"building {len(everything)} wheels into {folder.path.relative_to(ROOT)} ...", flush=True)
     try:
         outcomes = check_all(selected, everything, folder, args.keep_venvs)
     finally:
