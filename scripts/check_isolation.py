@@ -16,7 +16,8 @@ only the workspace's dev extra brings) goes unnoticed there. Here, for each
 4. import its packages from the venv (not from the source tree), check that
    ``PluginRegistry.from_entry_points(strict=True)`` lists its distribution; for
    heta-framework alone, check that faiss, whoosh, openai, cohere and torch are
-   *not* importable;
+   *not* importable and that it still builds a knowledge base and answers
+   ``sql_text_search``;
 5. run its own ``tests/`` with that venv's pytest.
 
 Prints a table and exits non-zero if any distribution fails.
@@ -251,6 +252,25 @@ CHECK_SCRIPT = textwrap.dedent(
         importable.append(name)
     if importable:
         problems.append("importable but must not be installed with heta-framework alone: " + ", ".join(importable))
+    if forbidden:  # heta-framework alone: it must still build a knowledge base and answer sql_text_search
+        import asyncio, tempfile
+        from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument
+
+        async def sql_text_search():
+            steps = [{"step": "parse_documents"}, {"step": "split_documents"}, {"step": "persist_chunks"}]
+            with tempfile.TemporaryDirectory() as folder:
+                kb = KnowledgeBase.create(Path(folder) / "kb", Recipe.from_dict({"steps": steps}, registry), registry=registry)
+                await kb.build([
+                    SourceDocument(text="Penicillin was discovered by Alexander Fleming in 1928.", id="fleming"),
+                    SourceDocument(text="Whales are marine mammals that breathe air.", id="whales"),
+                ])
+                response = await kb.query("who discovered penicillin", mode="sql_text_search")
+                kb.close()
+                return [r.document_id for r in response.results]
+
+        found = asyncio.run(sql_text_search())
+        if found != ["fleming"]:
+            problems.append(f"sql_text_search with heta-framework alone returned {found}, expected ['fleming']")
     print(json.dumps({"problems": problems, "plugins": distributions}))
     """
 )
