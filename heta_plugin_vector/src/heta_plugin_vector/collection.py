@@ -81,7 +81,17 @@ class FaissCollection:
     @property
     def index_kind(self) -> str:
         """The index currently in use (an IVF collection is ``flat`` until it is trained)."""
-        return indexes.kind_of(self._index)
+        return self._kind
+
+    @property
+    def _index(self) -> faiss.Index:
+        return self._faiss_index
+
+    @_index.setter
+    def _index(self, index: faiss.Index) -> None:
+        # the kind is looked up once per index, not per search (downcasting costs ~0.1 ms)
+        self._faiss_index = index
+        self._kind = indexes.kind_of(index)
 
     def __len__(self) -> int:
         with self._lock:

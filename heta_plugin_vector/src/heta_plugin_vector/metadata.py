@@ -121,11 +121,10 @@ class MetadataTable:
         """key -> (id, metadata JSON) for the given keys."""
         keys = [int(k) for k in keys]
         found: dict[int, tuple[str, str]] = {}
-        for part in _chunks(keys):
-            marks = ",".join("?" * len(part))
-            for key, record_id, meta in self._db.execute(
-                f"SELECT key, id, metadata FROM records WHERE key IN ({marks})", part
-            ):
+        for start in range(0, len(keys), _CHUNK):
+            part = keys[start : start + _CHUNK]
+            sql = f"SELECT key, id, metadata FROM records WHERE key IN ({','.join('?' * len(part))})"
+            for key, record_id, meta in self._db.execute(sql, part):
                 found[key] = (record_id, meta)
         return found
 
