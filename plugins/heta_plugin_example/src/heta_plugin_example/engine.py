@@ -58,8 +58,10 @@ class TitleSearchEngine:
         for entry in entries:
             answers_to = entry_words(entry)
             points = score(wanted, answers_to, entry["kind"])
+            if points <= 0:
+                continue
             chunk = chunk_from_dict(entry["chunk"])
-            if points <= 0 or not matches_filters(chunk.provenance(), request.filters):
+            if not matches_filters(chunk.provenance(), request.filters):
                 continue
             # A chunk can be hit as a title and as a heading: keep its best reason.
             if chunk.id in best and best[chunk.id].score >= points:
