@@ -1,7 +1,8 @@
 """The graph as it travels between steps: extracted facts, then deduplicated facts.
 
-Extraction writes one JSON file per document (``graph/extract/<document>.json``)
-holding, per chunk, the entities and relations found there. Dedup turns those
+Extraction writes staging files (``graph/extract/run-<run>-<part>.json``, up to
+``DOCUMENTS_PER_FILE`` documents each: one atomic write per file, not per
+document) holding, per document and chunk, the entities and relations found. Dedup turns those
 into a ``GraphDraft``: one record per distinct entity/relation, each carrying the
 evidence (chunk, document, local description) that supports it. ``BuildGraph``
 and ``MergeGraphIntoStore`` write a draft into the graph store.
@@ -10,7 +11,7 @@ and ``MergeGraphIntoStore`` write a draft into the graph store.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -24,8 +25,27 @@ DRAFT_PREFIX = "graph/draft/"
 SYMMETRIC_TYPES = frozenset({"co_occurs_with"})
 
 
-def extraction_key(document_id: str) -> str:
-    return f"{EXTRACT_PREFIX}{document_id}.json"
+DOCUMENTS_PER_FILE = 500
+
+
+def extraction_key(run_id: int, part: int) -> str:
+    return f"{EXTRACT_PREFIX}run-{run_id}-{part:04d}.json"
+
+
+def iter_extractions(objects: Any, keys: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """Every document's extraction (``{"document_id", "chunks": [...]}``) in the staging files ``keys``."""
+    for key in keys:
+        yield from objects.get_json(key)["documents"]
+
+
+def forget_documents(objects: Any, document_ids: Iterable[str]) -> None:
+    """Drop documents from every staging file (deleting a document deletes what was extracted from it)."""
+    doomed = set(document_ids)
+    for key in list(objects.keys(EXTRACT_PREFIX)):
+        data = objects.get_json(key)
+        kept = [d for d in data["documents"] if d["document_id"] not in doomed]
+        if len(kept) != len(data["documents"]):
+            objects.put_json(key, {**data, "documents": kept})
 
 
 def draft_key(run_id: int, stage: str) -> str:

@@ -20,7 +20,7 @@ import attrs
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, model_ref, store_ref
 
 from heta_plugin_graph import dedup
-from heta_plugin_graph.draft import GraphDraft, draft_from_extractions, draft_key, merge_entities, merge_relations
+from heta_plugin_graph.draft import GraphDraft, draft_from_extractions, draft_key, iter_extractions, merge_entities, merge_relations
 from heta_plugin_graph.steps.common import (
     DRAFT_KEY,
     EXTRACTION_KEYS,
@@ -40,7 +40,7 @@ def load_draft(context: Any) -> GraphDraft:
     key = optional_artifact(context, DRAFT_KEY)
     if key and objects.exists(key):
         return GraphDraft.from_dict(objects.get_json(key))
-    return draft_from_extractions(objects.get_json(k) for k in context.get_artifact(EXTRACTION_KEYS))
+    return draft_from_extractions(iter_extractions(objects, context.get_artifact(EXTRACTION_KEYS)))
 
 
 def save_draft(context: Any, draft: GraphDraft, stage: str) -> None:

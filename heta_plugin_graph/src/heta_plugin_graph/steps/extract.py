@@ -22,7 +22,7 @@ import attrs
 from heta_framework.kb.documents import Chunk, iter_chunks
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
 
-from heta_plugin_graph.draft import EXTRACT_PREFIX, extraction_key
+from heta_plugin_graph.draft import DOCUMENTS_PER_FILE, EXTRACT_PREFIX, extraction_key, forget_documents
 from heta_plugin_graph.extraction import llm as llm_extraction
 from heta_plugin_graph.extraction import nlp as nlp_extraction
 from heta_plugin_graph.normalize import normalize_name
@@ -116,15 +116,18 @@ class ExtractEntities:
             context.stats["llm_peak_concurrency"] = max(context.stats["llm_peak_concurrency"], caller.limiter.peak)
         progress.close()
         entities_of = {u.id: f for u, f in zip(units, found)}
-        keys = []
+        extractions = []
         for document_id, members in _by_document(units).items():
             records = []
             for unit in members:
                 entities = [{**e, "chunk_ids": evidence_chunk_ids(unit, e["name"])} for e in entities_of[unit.id]]
                 records.append({"chunk_id": unit.id, "entities": entities, "relations": []})
                 context.count("entities_found", len(entities))
-            key = extraction_key(document_id)
-            objects.put_json(key, {"document_id": document_id, "extractor": self.extractor, "chunks": records})
+            extractions.append({"document_id": document_id, "chunks": records})
+        keys = []
+        for part, start in enumerate(range(0, len(extractions), DOCUMENTS_PER_FILE)):
+            key = extraction_key(context.run_id, part)
+            objects.put_json(key, {"extractor": self.extractor, "documents": extractions[start : start + DOCUMENTS_PER_FILE]})
             keys.append(key)
         context.count("chunks", len(units))
         context.set_artifact(EXTRACTION_KEYS, keys)
@@ -133,9 +136,7 @@ class ExtractEntities:
         return StepCleanupPlan(paths=(f"objects/{EXTRACT_PREFIX.rstrip('/')}", "objects/graph/draft"), description="graph extraction files")
 
     async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
-        objects = context.get_component("stores.objects")
-        for document_id in document_ids:
-            objects.delete(extraction_key(document_id))
+        forget_documents(context.get_component("stores.objects"), document_ids)
 
 
 @attrs.frozen
@@ -167,7 +168,7 @@ class ExtractRelations:
         units = {u.id: u for u in _load_units(context)}
         keys = list(context.get_artifact(EXTRACTION_KEYS))
         files = [objects.get_json(k) for k in keys]
-        work = [(record, units[record["chunk_id"]]) for f in files for record in f["chunks"] if record["chunk_id"] in units]
+        work = [(record, units[record["chunk_id"]]) for f in files for d in f["documents"] for record in d["chunks"] if record["chunk_id"] in units]
         progress = context.progress("extract relations", len(work))
         if self.extractor == "nlp":
             options = nlp_extraction.NlpOptions(max_relations_per_chunk=self.max_relations_per_chunk)
