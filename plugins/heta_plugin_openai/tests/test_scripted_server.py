@@ -83,3 +83,27 @@ def test_stop_does_not_wait_for_long_delays():
 def test_body_builders_have_the_api_shapes():
     assert embeddings_body([[1, 2]])["data"] == [{"object": "embedding", "index": 0, "embedding": [1.0, 2.0]}]
     assert rerank_body([(2, 0.9), (0, 0.1)])["results"] == [{"index": 2, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.1}]
+
+
+def test_check_reports_unanswered_requests_errors_and_unused_replies(scripted_server):
+    scripted_server.enqueue("used", body={})
+    post(scripted_server.base_url + "/used")
+    scripted_server.check()  # everything scripted was used, nothing unexpected
+
+    scripted_server.enqueue("never-called", body={}, times=2)
+    scripted_server.respond("broken", lambda request: 1 / 0)
+    post(scripted_server.base_url + "/unexpected")
+    post(scripted_server.base_url + "/broken")
+    with pytest.raises(AssertionError) as raised:
+        scripted_server.check()
+    message = str(raised.value)
+    assert "unanswered: POST /v1/unexpected" in message
+    assert "ZeroDivisionError" in message
+    assert "unused: 2 queued repl(ies) for /v1/never-called" in message
+
+
+def test_a_body_that_cannot_be_sent_is_recorded_as_an_error(scripted_server):
+    scripted_server.enqueue("bad", body={"not json": object()})
+    with pytest.raises(Exception):
+        post(scripted_server.base_url + "/bad")
+    assert any("TypeError" in error for error in scripted_server.errors)

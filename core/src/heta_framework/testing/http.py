@@ -47,6 +47,8 @@ What is recorded
     ``server.max_in_flight`` is the largest number of requests that were being
     handled at the same moment, the way to assert a client's concurrency bound.
     ``server.reset()`` clears queues, responders, records and counters.
+    ``server.check()`` raises ``AssertionError`` if a request went unanswered, a
+    responder raised, or a queued reply was never used.
 
 Bodies for common APIs
     ``chat_completion_body(text, prompt_tokens=, completion_tokens=)`` (OpenAI chat
@@ -72,6 +74,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -159,6 +162,7 @@ class ScriptedServer:
             return self
         self._stopping.clear()
         self._httpd = _Server((LOOPBACK, 0), _handler_for(self))
+        self._httpd.scripted = self
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="heta-scripted-http", daemon=True
         )
@@ -244,6 +248,18 @@ class ScriptedServer:
             self.errors.clear()
             self.max_in_flight = self.in_flight
 
+    def check(self) -> None:
+        """Fail if a request went unanswered, a responder raised, or a queued reply was never used.
+
+        Call it at the end of a test that scripted every request it expects.
+        """
+        with self._lock:
+            problems = [f"unanswered: {r.method} {r.path}" for r in self.unanswered]
+            problems += [f"error: {e}" for e in self.errors]
+            problems += [f"unused: {len(q)} queued repl(ies) for {route}" for route, q in self._queues.items() if q]
+        if problems:
+            raise AssertionError("ScriptedServer:\n  " + "\n  ".join(problems))
+
     # --- records --------------------------------------------------------------------
 
     def requests_to(self, path: str) -> list[RecordedRequest]:
@@ -294,10 +310,14 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # a handler sleeping in a long delay must not hold up stop()
     allow_reuse_address = True
+    scripted: ScriptedServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
         # Clients that time out close their socket mid-answer; that is expected here.
-        pass
+        if not isinstance(exc, ConnectionError | socket.timeout):
+            with self.scripted._lock:
+                self.scripted.errors.append(f"server: {type(exc).__name__}: {exc}")
 
 
 def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
