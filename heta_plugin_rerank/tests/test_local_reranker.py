@@ -81,3 +81,22 @@ async def test_a_hub_style_name_is_treated_as_a_relative_folder(tmp_path, monkey
 def test_unknown_option_is_a_clear_error(tiny_cross_encoder):
     with pytest.raises(ModelError, match=r"Unknown option\(s\) 'batchsize'.*batch_size"):
         reranker(tiny_cross_encoder, batchsize=4)
+
+
+async def test_a_folder_saved_by_cross_encoder_loads_too(tiny_cross_encoder, tmp_path):
+    from sentence_transformers import CrossEncoder
+
+    saved = tmp_path / "saved-by-sentence-transformers"
+    CrossEncoder(str(tiny_cross_encoder), local_files_only=True).save(str(saved))
+
+    original = await reranker(tiny_cross_encoder).rerank(QUERY, DOCUMENTS, top_n=3)
+    resaved = await reranker(saved).rerank(QUERY, DOCUMENTS, top_n=3)
+
+    assert [h.index for h in resaved] == [h.index for h in original]
+    assert [h.score for h in resaved] == pytest.approx([h.score for h in original], abs=1e-6)
+
+
+async def test_a_folder_without_a_model_is_a_clear_error(tmp_path):
+    (tmp_path / "empty-model").mkdir()
+    with pytest.raises(ModelError, match="Could not load the cross-encoder in .*empty-model"):
+        await reranker(tmp_path / "empty-model").rerank(QUERY, DOCUMENTS, top_n=1)

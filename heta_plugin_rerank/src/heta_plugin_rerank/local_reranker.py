@@ -77,6 +77,7 @@ class LocalCrossEncoderReranker:
                 show_progress_bar=False,
                 convert_to_numpy=True,
             )
+        # one-label models give one score per pair; two-label (irrelevant, relevant) classifiers: use "relevant"
         return [float(score) for score in scores.reshape(len(documents), -1)[:, -1]]
 
     async def rerank(self, query: str, documents: Sequence[str], top_n: int) -> list[RerankHit]:
