@@ -14,7 +14,7 @@ BACKENDS = ("whoosh", "tantivy")
 
 _ENGLISH = [
     SourceDocument(id="fox", name="fox.txt", text="The quick brown fox jumps over the lazy dog. Foxes are clever animals that live in dens.",
-                   metadata={"topic": "animals", "year": 2020}),
+                   metadata={"topic": "animals", "year": 2020, "author": "Ada Lovelace"}),
     SourceDocument(id="whales", name="whales.md", text="# Whales\n\nWhales are marine mammals. They breathe air through a blowhole.",
                    metadata={"topic": "animals", "year": 2021}),
     SourceDocument(id="python", name="python.txt", text="Python is a programming language. Its interpreter runs scripts and notebooks.",

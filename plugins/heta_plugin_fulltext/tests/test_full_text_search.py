@@ -134,6 +134,9 @@ async def test_metadata_filters(make_kb, search, english_documents):
     assert set(await search(kb, "fox whales python", filters={"document_id": ["fox", "python"]})) == {"fox", "python"}
     assert await search(kb, "fox whales python", filters={"topic": "animals", "year": 2021}) == ["whales"]
     assert await search(kb, "fox whales python", filters={"year": "2021"}) == []  # typed: the string is not the number
+    assert await search(kb, "fox whales python", filters={"author": "Ada Lovelace"}) == ["fox"]  # spaces in a value
+    assert await search(kb, "fox whales python", filters={"author": "Ada"}) == []  # exact, not a word match
+    assert await search(kb, "fox whales python", filters={"year": 2020.0}) == ["fox"]  # the same number
     assert await search(kb, "fox whales python", filters={"topic": []}) == []
     assert await search(kb, "fox whales python", filters={"no such key": "x"}) == []
     assert await search(kb, "fox", filters={"topic": "computing"}) == []  # filter and words must both match

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
-from urllib.parse import quote
 
 from heta_framework.kb.documents import Chunk
 
@@ -33,17 +32,40 @@ def chunk_from_record(chunk_id: str, text: str, record: str) -> Chunk:
 
 
 def filter_term(key: str, value: Any) -> str:
-    """One exact ``key = value`` fact as a single token (no spaces), typed like JSON: ``2`` is not ``"2"``."""
-    return quote(key, safe="") + "=" + quote(json.dumps(value, ensure_ascii=False, sort_keys=True), safe="")
+    """One exact ``key = value`` fact as a single token, typed: the number ``2`` is not the string ``"2"``.
+
+    Cheap on purpose (every provenance key of every chunk becomes one): a type
+    tag and the value, after the key and a unit separator.
+    """
+    if isinstance(value, bool):
+        tagged = f"b{value:d}"
+    elif isinstance(value, int):
+        tagged = f"n{value}"
+    elif isinstance(value, float):
+        # 2.0 and 2 are the same number, as in JSON and SQL
+        tagged = f"n{int(value)}" if value.is_integer() else f"n{value!r}"
+    elif value is None:
+        tagged = "z"
+    else:
+        tagged = f"s{value}"
+    return f"{key}{FIELD_SEPARATOR}{tagged}"
+
+
+#: between a filter term's key and value; json-dumped text and real metadata keys do not contain it
+FIELD_SEPARATOR = "\x1f"
+#: between the filter terms of one chunk, for backends that take them as one string (Whoosh)
+TERM_SEPARATOR = "\x1e"
 
 
 def filter_terms(chunk: Chunk) -> Iterator[str]:
     """The filter terms of every provenance key of ``chunk``; list values give one term per element."""
     for key, value in chunk.provenance().items():
-        values = value if isinstance(value, (list, tuple)) else [value]
-        for item in values:
-            if item is None or isinstance(item, _SCALARS):
-                yield filter_term(key, item)
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                if item is None or isinstance(item, _SCALARS):
+                    yield filter_term(key, item)
+        elif value is None or isinstance(value, _SCALARS):
+            yield filter_term(key, value)
 
 
 def filter_groups(filters: Mapping[str, Any] | None) -> list[list[str]]:

