@@ -257,3 +257,22 @@ async def test_incremental_merge_of_a_second_document_set(tmp_path, registry, se
     office = [r for r in graph.relations_touching([london.id])]
     assert office and office[0].source_id == stored.id
     kb.close()
+
+
+async def test_chinese_chunks_with_the_language_model(tmp_path, registry, server, make_models, world_factory, kind_of, text_of, base_steps):
+    world = world_factory({"上海市": "地点", "长江": "河流", "ＯｐｅｎＡＩ": "组织"}, [("长江", "上海市", "流经")])
+    server.respond("chat/completions", world)
+    recipe = Recipe(models=make_models(server), steps=[*base_steps, HetaGraphProcedure()])
+    kb = KnowledgeBase.create(tmp_path / "kb", recipe, registry=registry)
+    report = await kb.build([SourceDocument(text="长江流经上海市，最终注入东海。ＯｐｅｎＡＩ在上海没有办公室。", id="zh", name="zh.txt")])
+    assert report.issues == []
+    extraction = [r for r in server.requests if kind_of(r) == "entities"]
+    assert "长江流经上海市" in text_of(extraction[0])
+    assert "原文的语言" in extraction[0].json["messages"][0]["content"]  # the prompt asks for the text's language
+    graph = kb.get_component("stores.graph")
+    assert set(graph.entities_by_name(["上海市", "长江", "openai"])) == {"上海市", "长江", "openai"}
+    response = await kb.query("长江流经哪里？", mode="heta_graph_search", top_k=5)
+    relation = next(r for r in response.results if r.kind == "relation")
+    assert relation.metadata["source"] == "长江" and relation.metadata["target"] == "上海市"
+    assert relation.evidence[0].metadata["document_id"] == "zh"
+    kb.close()

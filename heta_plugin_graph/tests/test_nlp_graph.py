@@ -110,6 +110,10 @@ async def test_nlp_graph_end_to_end(tmp_path, registry, embedding_only, base_ste
     none = await kb.query("Pacific Ocean", mode="heta_graph_search", top_k=20, options={"max_neighbors": 0, "entity_top_k": 1, "relation_top_k": 1})
     assert not [r for r in none.results if r.metadata.get("hop") == 1]
 
+    # a fusion engine credits a chunk for being evidence of a graph hit
+    hybrid = await kb.query("Pacific Ocean", mode="hybrid_search", top_k=5)
+    assert hybrid.results and any(r.kind == "chunk" for r in hybrid.results)
+
     filtered = await kb.query("Pacific Ocean", mode="heta_graph_search", top_k=10, filters={"document_id": "rivers"})
     assert filtered.results
     assert all(e.metadata["document_id"] == "rivers" for r in filtered.results for e in r.evidence)
@@ -210,4 +214,32 @@ async def test_missing_evidence_chunk_is_an_issue(tmp_path, embedding_only, base
     assert graph.get_chunks(["doc-00000"]) == {}
     assert graph.get_chunks(["doc-00001"])
     assert "heta_graph_search" in kb.available_queries
+    kb.close()
+
+
+async def test_merged_extraction_units_keep_member_chunks_as_evidence(tmp_path, registry, embedding_only):
+    from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
+    from heta_plugin_vector import EmbedChunks, IndexVectors
+
+    text = "Krill swarm in the Southern Ocean. " * 6 + "Emperor penguins breed in Antarctica. " * 6
+    steps = [ParseDocuments(), SplitDocuments(chunk_size=30, chunk_overlap=5), EmbedChunks(), IndexVectors(),
+             HetaGraphProcedure(extractor="nlp", merge_chunks=True)]
+    kb, report = await build_kb(tmp_path, registry, Recipe(models=embedding_only, steps=steps), [SourceDocument(text=text, id="doc", name="doc.txt")])
+    stats = {s.name: s.stats for s in report.steps}
+    assert stats["merge_chunks"]["units_out"] < stats["merge_chunks"]["chunks_in"]
+    graph = kb.get_component("stores.graph")
+    chunk_ids = {f"doc-{i:05d}" for i in range(stats["split_documents"]["chunks"])}
+    penguins = graph.entities_by_name(["Antarctica"])["antarctica"][0]
+    krill = graph.entities_by_name(["Southern Ocean"])["southern ocean"][0]
+    penguin_chunks = {row[0] for row in graph.evidence("entity", [penguins.id])[penguins.id]}
+    krill_chunks = {row[0] for row in graph.evidence("entity", [krill.id])[krill.id]}
+    # evidence names the split chunks that mention the entity, not the merged unit
+    assert penguin_chunks <= chunk_ids and krill_chunks <= chunk_ids
+    assert penguin_chunks != krill_chunks
+    assert all("antarctica" in graph.get_chunks([c])[c].text.lower() for c in penguin_chunks)
+
+    await kb.delete_documents(["doc"])
+    objects = kb.get_component("stores.objects")
+    staged = [d for key in objects.keys("graph/extract/") for d in objects.get_json(key)["documents"]]
+    assert staged == [] and graph.counts() == {"entities": 0, "relations": 0, "evidence": 0, "chunks": 0}
     kb.close()

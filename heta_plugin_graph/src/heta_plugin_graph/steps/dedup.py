@@ -77,10 +77,13 @@ class DeduplicateEntities:
     async def run(self, context: Any) -> None:
         draft = load_draft(context)
         context.count("entities_in", len(draft.entities))
+        merged = draft
         if self.semantic and len(draft.entities) > 1:
-            draft = await self._semantic(context, draft)
-        context.count("entities_out", len(draft.entities))
-        save_draft(context, draft, "entities")
+            merged = await self._semantic(context, draft)
+        context.count("entities_out", len(merged.entities))
+        # an unchanged draft is not written: later steps rebuild it from the extraction files more cheaply
+        if merged is not draft:
+            save_draft(context, merged, "entities")
 
     async def _semantic(self, context: Any, draft: GraphDraft) -> GraphDraft:
         entities = list(draft.entities)
@@ -141,7 +144,8 @@ class DeduplicateRelations:
         relations = merge_relations(draft.relations)
         context.count("relations_in", len(draft.relations))
         context.count("relations_out", len(relations))
-        save_draft(context, attrs.evolve(draft, relations=relations), "relations")
+        if relations != draft.relations:
+            save_draft(context, attrs.evolve(draft, relations=relations), "relations")
 
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
         return StepCleanupPlan(paths=("objects/graph/draft",), description="deduplicated graph drafts")
