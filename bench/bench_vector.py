@@ -311,7 +311,7 @@ def print_table(result: dict) -> None:
             ("scale: p50 / p95 ms", f"{s['latency']['p50_ms']} / {s['latency']['p95_ms']}"),
             ("scale: recall@10 vs exact", f"{s['recall@10_vs_exact']}"),
         ]
-    width = max(len(r[0]) for r in rows)
+    width = max((len(r[0]) for r in rows), default=0)
     for name, value in rows:
         print(f"{name:<{width}}  {value}")
 
@@ -340,8 +340,10 @@ def main() -> None:
     if not args.skip_scale:
         size = args.scale_size or (100_000 if args.quick else 1_000_000)
         result["scale"] = _scale_in_child(size, args.scale_index, args.scale_queries)
+        write_result("vector", result)  # partial results survive an interrupted run
     with tempfile.TemporaryDirectory() as tmp:
         result["latency"] = latency_at(args.latency_size or (20_000 if args.quick else 100_000), 300, Path(tmp) / "latency")
+        write_result("vector", result)
         if not args.skip_quality:
             limit, queries = (1000, 200) if args.quick else (None, 1000)
             result["quality"] = asyncio.run(quality_and_throughput(limit, queries, Path(tmp)))
