@@ -296,7 +296,8 @@ def check(distribution: Distribution, everything: list[Distribution], wheels: di
             outcome.steps["venv"] = "failed"
             outcome.details.append(tail(result.stdout))
             return outcome
-        pip = [str(python), "-m", "pip", "install", "--quiet", "-c", str(constraints)]
+        # --no-compile: byte-compiling all of torch costs more than the few modules the tests import
+        pip = [str(python), "-m", "pip", "install", "--quiet", "--no-compile", "-c", str(constraints)]
         if outcome.torch:
             result = run([*pip, TORCH_PIN], log)
             if result.returncode != 0:
