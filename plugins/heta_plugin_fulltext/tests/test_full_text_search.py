@@ -93,7 +93,7 @@ async def test_any_text_is_a_valid_query(make_kb, english_documents):
             assert found == [], text
         elif expected == NOTHING:
             assert found == [], text
-            assert [issue["code"] for issue in response.issues] == ["no_search_terms"], text
+            assert [issue["code"] for issue in response.issues] == ["no_query_words"], text
 
 
 async def test_query_syntax_is_searched_as_words(make_kb, search, english_documents):

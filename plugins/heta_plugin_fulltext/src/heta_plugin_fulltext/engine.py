@@ -33,7 +33,7 @@ class FullTextSearchEngine:
         if not hits and not store.terms(request.text):
             metadata["issues"] = [
                 query_issue(
-                    "no_search_terms",
+                    "no_query_words",
                     f"The query has no words the {store.analyzer!r} analyzer indexes (only stop words, punctuation or symbols).",
                     "returned_no_results",
                 )
