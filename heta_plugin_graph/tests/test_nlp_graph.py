@@ -243,3 +243,19 @@ async def test_merged_extraction_units_keep_member_chunks_as_evidence(tmp_path, 
     staged = [d for key in objects.keys("graph/extract/") for d in objects.get_json(key)["documents"]]
     assert staged == [] and graph.counts() == {"entities": 0, "relations": 0, "evidence": 0, "chunks": 0}
     kb.close()
+
+
+async def test_rechunked_documents_are_the_evidence(tmp_path, registry, embedding_only, base_steps):
+    text = "The Mariana Trench is the deepest oceanic trench. " * 3 + "The Atlantic Ocean separates Europe and America. " * 3
+    recipe = Recipe(models=embedding_only, steps=[*base_steps, HetaGraphProcedure(extractor="nlp", rechunk=True)])
+    kb, report = await build_kb(tmp_path, registry, recipe, [SourceDocument(text=text, id="deep", name="deep.txt")])
+    assert report.issues == []
+    graph = kb.get_component("stores.graph")
+    trench = graph.entities_by_name(["Mariana Trench"])["mariana trench"][0]
+    chunk_ids = [row[0] for row in graph.evidence("entity", [trench.id])[trench.id]]
+    assert chunk_ids and all(c.startswith("deep-g") for c in chunk_ids)
+    stored = graph.get_chunks(chunk_ids)
+    assert all("Mariana Trench" in c.text and c.metadata["document_id"] == "deep" for c in stored.values())
+    response = await kb.query("deepest trench", mode="heta_graph_search", top_k=3)
+    assert response.results[0].evidence[0].id.startswith("deep-g")
+    kb.close()

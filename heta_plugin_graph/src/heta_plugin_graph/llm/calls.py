@@ -16,8 +16,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import attrs
 
@@ -28,6 +28,7 @@ from heta_framework.errors import ModelError
 from heta_plugin_graph.llm.cache import CachedAnswer, LlmCache, cache_key
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: returns None when the value is acceptable, else a message saying what is wrong
 Validator = Callable[[Any], str | None]
@@ -100,11 +101,34 @@ class JsonLlmCaller:
         self.timeout = timeout
         self.retry = retry
 
-    async def _complete_once(self, messages: Sequence[Message], schema: Mapping[str, Any]) -> Any:
+    async def _complete_once(self, messages: Sequence[Message], schema: Mapping[str, Any], in_flight: list) -> Any:
         async with self.limiter:
             self._count("llm_calls", 1)
             # a last-resort bound for providers without their own time-out; TimeoutError is retried
-            return await asyncio.wait_for(self.client.complete(messages, json_schema=schema, temperature=0.0), self.timeout)
+            request = asyncio.ensure_future(
+                asyncio.wait_for(self.client.complete(messages, json_schema=schema, temperature=0.0), self.timeout)
+            )
+            in_flight[:] = [request]
+            # shielded: if the build is interrupted, the answer being computed is still collected (see call)
+            completion = await asyncio.shield(request)
+            in_flight.clear()
+            return completion
+
+    async def _keep_interrupted(self, key: str, in_flight: list, validate: Validator, attempt: int) -> None:
+        """The build was interrupted while a call was in flight: wait for that answer and cache it.
+
+        The model is already working on it (and will bill it); keeping it means a
+        resumed build does not ask again. Calls still waiting for a slot are not made.
+        """
+        if not in_flight or self.cache is None:
+            return
+        try:
+            completion = await asyncio.wait_for(asyncio.shield(in_flight[0]), self.timeout)
+            value = parse_json(getattr(completion, "text", "") or "")
+            if not validate(value):
+                self._store(key, CachedAnswer("valid", value, "", attempt))
+        except BaseException:  # noqa: BLE001 — best effort while being cancelled
+            in_flight[0].cancel()
 
     async def call(
         self,
@@ -121,14 +145,18 @@ class JsonLlmCaller:
             return LlmOutcome(hit.status, hit.value, hit.error, hit.attempts, cached=True)
         conversation = list(messages)
         error = ""
+        in_flight: list = []
         for attempt in range(1, self.max_attempts + 1):
             try:
                 completion = await call_with_retries(
-                    lambda: self._complete_once(conversation, schema),
+                    lambda: self._complete_once(conversation, schema, in_flight),
                     policy=self.retry,
                     is_retryable=is_retryable,
                     describe=f"{kind} call to {self.model_name}",
                 )
+            except asyncio.CancelledError:
+                await self._keep_interrupted(key, in_flight, validate, attempt)
+                raise
             except Exception as exc:  # after retries: an issue for the step, never a crashed build
                 log.warning("%s call to %s failed for good: %s", kind, self.model_name, type(exc).__name__)
                 return LlmOutcome("call_failed", error=f"{type(exc).__name__}: {exc}"[:500], attempts=attempt)
@@ -158,3 +186,16 @@ class JsonLlmCaller:
     def _store(self, key: str, answer: CachedAnswer) -> None:
         if self.cache is not None:
             self.cache.put(key, answer)
+
+
+async def gather_calls(awaitables: Iterable[Awaitable[T]]) -> list[T]:
+    """``asyncio.gather`` that, when interrupted, lets every call wind down first.
+
+    Plain ``gather`` returns as soon as one child is cancelled; the answers still
+    in flight would then be lost instead of cached (see ``JsonLlmCaller.call``).
+    """
+    results = await asyncio.gather(*awaitables, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results

@@ -21,6 +21,7 @@ from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequi
 
 from heta_plugin_graph import dedup
 from heta_plugin_graph.draft import GraphDraft, draft_from_extractions, draft_key, iter_extractions, merge_entities, merge_relations
+from heta_plugin_graph.llm.calls import gather_calls
 from heta_plugin_graph.steps.common import (
     DRAFT_KEY,
     EXTRACTION_KEYS,
@@ -116,7 +117,7 @@ class DeduplicateEntities:
 
         batches = [labelled[i : i + self.batch_size] for i in range(0, len(labelled), self.batch_size)]
         mapping: dict[str, str] = {}
-        for part in await asyncio.gather(*(decide(b) for b in batches)):
+        for part in await gather_calls((decide(b) for b in batches)):
             mapping.update(part)
         context.count("entities_merged", len(mapping))
         return merge_entities(draft, mapping)

@@ -26,6 +26,7 @@ from heta_plugin_graph.draft import DOCUMENTS_PER_FILE, EXTRACT_PREFIX, extracti
 from heta_plugin_graph.extraction import llm as llm_extraction
 from heta_plugin_graph.extraction import nlp as nlp_extraction
 from heta_plugin_graph.normalize import normalize_name
+from heta_plugin_graph.llm.calls import gather_calls
 from heta_plugin_graph.steps.common import (
     EXTRACTION_KEYS,
     RELATIONS_EXTRACTED,
@@ -112,7 +113,7 @@ class ExtractEntities:
                     return []
                 return llm_extraction.entities_from_answer(outcome.value)[: self.max_entities_per_chunk * 4]
 
-            found = await asyncio.gather(*(extract(u) for u in units))
+            found = await gather_calls((extract(u) for u in units))
             context.stats["llm_peak_concurrency"] = max(context.stats["llm_peak_concurrency"], caller.limiter.peak)
         progress.close()
         entities_of = {u.id: f for u, f in zip(units, found)}
@@ -201,7 +202,7 @@ class ExtractRelations:
                     return []
                 return llm_extraction.relations_from_answer(outcome.value)[: self.max_relations_per_chunk * 4]
 
-            found = await asyncio.gather(*(extract(record, unit) for record, unit in work))
+            found = await gather_calls((extract(record, unit) for record, unit in work))
             context.stats["llm_peak_concurrency"] = max(context.stats["llm_peak_concurrency"], caller.limiter.peak)
         progress.close()
         for (record, unit), relations in zip(work, found):

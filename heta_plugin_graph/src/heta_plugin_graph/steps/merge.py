@@ -24,6 +24,7 @@ from heta_plugin_graph.assets import GRAPH_ASSETS, GRAPH_SEARCH_MODE
 from heta_plugin_graph.deletion import delete_graph_documents
 from heta_plugin_graph.draft import GraphDraft, merge_entities
 from heta_plugin_graph.steps.build import GRAPH_COMPONENTS, GRAPH_STORE_ARTIFACT, graph_cleanup, graph_paths
+from heta_plugin_graph.llm.calls import gather_calls
 from heta_plugin_graph.steps.common import (
     EXTRACTION_KEYS,
     check_positive,
@@ -129,7 +130,7 @@ class MergeGraphIntoStore:
 
         batches = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
         mapping: dict[str, str] = {}
-        for part in await asyncio.gather(*(decide(b) for b in batches)):
+        for part in await gather_calls((decide(b) for b in batches)):
             mapping.update(part)
         return mapping
 
