@@ -8,11 +8,13 @@ and never query syntax.
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from heta_framework.errors import KnowledgeBaseError
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, chunk_result, query_issue
 
+from heta_plugin_fulltext.protocol import TextIndexStore
 from heta_plugin_fulltext.step import ASSET_KIND, ASSET_STORE
 
 FULL_TEXT_ASSET = SearchAssetRef(kind=ASSET_KIND)
@@ -41,7 +43,7 @@ class FullTextSearchEngine:
         return QueryResponse(results=results, metadata=metadata)
 
 
-def check_built_with(recorded: dict, store) -> None:
+def check_built_with(recorded: Mapping[str, Any], store: TextIndexStore) -> None:
     """The store must read the index the way it was built: same backend, same analyzer."""
     for key, current in (("backend", store.backend), ("analyzer", store.analyzer)):
         built = recorded.get(key)
