@@ -71,9 +71,9 @@ def relevance_terms(text: str) -> set[str]:
     terms: set[str] = set()
     for word in _WORDS.findall(normalize_name(text)):
         if _CJK.search(word):
-            chars = [c for c in word]
+            chars = list(word)
             terms.update(chars[i] + chars[i + 1] for i in range(len(chars) - 1))
-            terms.update(c for c in chars)
+            terms.update(chars)
         elif len(word) > 1:
             terms.add(word)
     return terms
