@@ -144,6 +144,7 @@ async def evaluate_modes(kb: KnowledgeBase, queries: Sequence[tuple[str, str]]) 
             }
         report[mode] = entry
         all_rankings[mode] = rankings
+        write_result("composed", {"partial": True, "modes": report})  # a run cut short still leaves its numbers
         print(f"  {mode:<20} {entry['mrr@10']:.4f}  {entry['recall@10']:.4f}  p50 {entry['p50_ms']:.1f} ms", flush=True)
     return report, all_rankings
 
