@@ -1,6 +1,9 @@
 """Crash-safe file writes: write a temporary file beside the target, fsync, then rename.
 
 A reader never sees half a file; a crash leaves either the old or the new version.
+``durable=False`` skips the per-file fsync for bulk objects (thousands per build):
+the rename still makes the write all-or-nothing for a crashed process, and the
+store syncs once when the step finishes (``flush``) instead of once per file.
 """
 
 from __future__ import annotations
@@ -12,14 +15,15 @@ from pathlib import Path
 from typing import Any
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
+def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:

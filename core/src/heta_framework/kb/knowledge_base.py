@@ -224,6 +224,7 @@ class KnowledgeBase:
             )
         if changed:
             await self._delete_derived(changed)
+        self.flush_stores()  # raw copies are durable before the catalog names them
         self._save_catalog()
 
     # --- building ------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -21,6 +22,7 @@ class FolderObjectStore:
     def __init__(self, root: Path):
         self.root = root
         self.root.mkdir(parents=True, exist_ok=True)
+        self._unsynced = False
 
     @classmethod
     def open(cls, config: FolderStoreConfig | None, kb_root: Path) -> FolderObjectStore:
@@ -33,7 +35,14 @@ class FolderObjectStore:
         return self.root.joinpath(*relative.parts)
 
     def put_bytes(self, key: str, data: bytes) -> None:
-        write_bytes_atomic(self._path(key), data)
+        write_bytes_atomic(self._path(key), data, durable=False)
+        self._unsynced = True
+
+    def flush(self) -> None:
+        """Make every object written since the last flush durable (called after each step)."""
+        if self._unsynced:
+            os.sync()
+            self._unsynced = False
 
     def get_bytes(self, key: str) -> bytes:
         return self._path(key).read_bytes()
