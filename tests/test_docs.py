@@ -46,7 +46,7 @@ def test_reference_is_generated_from_the_installed_plugins(registry):
 def _issue_codes() -> set[str]:
     patterns = [
         re.compile(r"""\.report\(\s*["']([a-z_]+)["']"""),
-        re.compile(r"""query_issue\(\s*["']([a-z_]+)["']"""),
+        re.compile(r"""_issue\(\s*["']([a-z_]+)["']"""),
         re.compile(r"""code\s*=\s*["']([a-z_]+)["']"""),
         re.compile(r"""["']code["']\s*:\s*["']([a-z_]+)["']"""),
     ]
