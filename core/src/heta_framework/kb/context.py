@@ -55,6 +55,7 @@ class StepContext:
         self.produced: dict[str, Any] = {}
         self.issues: list[StepIssue] = []
         self.stats: Counter[str] = Counter()
+        self.asset_metadata: dict[tuple[str, str], dict[str, Any]] = {}
         self._progress = progress
 
     # --- StepContextProtocol ---------------------------------------------------------
@@ -124,6 +125,15 @@ class StepContext:
 
     def add_issue(self, issue: StepIssue) -> None:
         self.issues.append(issue)
+
+    def describe_asset(self, kind: str, name: str, metadata: Mapping[str, Any]) -> None:
+        """Add metadata known only while running (the backend or analyzer actually used, a model's
+        dimension) to a search asset this step publishes; the run record keeps it with the asset."""
+        try:
+            json.dumps(dict(metadata))
+        except TypeError as exc:
+            raise HetaError(f"Step {self.step_name!r} described asset {kind}:{name} with metadata that is not JSON ({exc}).") from None
+        self.asset_metadata.setdefault((kind, name), {}).update(metadata)
 
     def count(self, name: str, amount: int = 1) -> None:
         """Add to a statistic shown in the build report (``llm_calls``, ``cache_hits``, ...)."""

@@ -13,6 +13,8 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from heta_framework.common.secrets import redact
 from heta_framework.errors import RecipeValidationError, StepFailedError, UnknownNameError
 from heta_framework.kb.context import ProgressFactory, StepContext
@@ -143,7 +145,11 @@ async def run_steps(
             issues=[issue_to_dict(i) for i in context.issues],
             stats=dict(context.stats),
         )
-        record.add_capabilities(step.name, capabilities.search_assets, capabilities.queries, capabilities.artifacts, context.produced)
+        assets = [
+            attrs.evolve(asset, metadata={**asset.metadata, **context.asset_metadata.get((asset.kind, asset.name), {})})
+            for asset in capabilities.search_assets
+        ]
+        record.add_capabilities(step.name, assets, capabilities.queries, capabilities.artifacts, context.produced)
         record.save()
         reports.append(StepReport(key, step.name, "done", seconds, tuple(context.issues), dict(context.stats)))
         log.info("step %s done in %.2fs with %d issue(s)", step.name, seconds, len(context.issues))

@@ -42,10 +42,6 @@ class IndexFullText:
 
     batch_size: int = attrs.field(default=20_000, validator=_positive)
 
-    # The runner reads ``capabilities`` right after ``run()`` to record the search asset; which backend
-    # and analyzer built the index is known only once the store is open, so run() notes them here.
-    _built_with: dict[str, str] = attrs.field(factory=dict, init=False, repr=False, eq=False, hash=False)
-
     @property
     def requirements(self) -> StepRequirements:
         return StepRequirements(
@@ -58,13 +54,14 @@ class IndexFullText:
         return StepCapabilities(
             artifacts=frozenset({ASSET_KIND}),
             queries=frozenset({"full_text_search"}),
-            search_assets=(full_text_asset(self._built_with.get("backend"), self._built_with.get("analyzer")),),
+            # which backend and analyzer built the index is known once the store is open: run() describes it
+            search_assets=(full_text_asset(None, None),),
         )
 
     async def run(self, context: Any) -> None:
         store = context.get_component(ASSET_STORE)
         objects = context.get_component("stores.objects")
-        self._built_with.update(backend=store.backend, analyzer=store.analyzer)
+        context.describe_asset(ASSET_KIND, ASSET_NAME, {"backend": store.backend, "analyzer": store.analyzer})
         chunk_keys = context.get_artifact("chunk_keys")
         progress = context.progress("index full text", len(chunk_keys))
         batch = []
