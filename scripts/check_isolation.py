@@ -57,7 +57,9 @@ NOT_IN_CORE = ("faiss", "whoosh", "openai", "cohere", "torch")
 PYTEST_OPTIONS = (
     "-p", "no:cacheprovider", "-c", os.devnull, "--import-mode=importlib",
     "-o", "asyncio_mode=auto", "-o", "asyncio_default_fixture_loop_scope=function",
-    "-o", "timeout=600", "-W", "error::SyntaxWarning", "-q", "-ra",
+    "-o", "timeout=600", "-W", "error::SyntaxWarning", "-q", "-ra", "--tb=short",
+    # the failure, not third-party deprecation warnings, belongs in the last lines this script shows
+    "--disable-warnings",
 )
 
 
