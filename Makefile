@@ -28,7 +28,7 @@ bench: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) demo-kb
+	rm -rf $(VENV) demo-kb .isolation
 
 .PHONY: isolation
 # each distribution alone in a fresh venv (non-editable): its declared dependencies must suffice for its tests
