@@ -38,6 +38,7 @@ async def test_end_to_end_on_real_documents(tmp_path, registry, vector_recipe, r
 
     asset = next(a for a in kb.search_assets if a.kind == "chunk_vector_index")
     assert (asset.name, asset.store, asset.metadata["collection"]) == ("chunks", "stores.vector", "chunks")
+    assert (asset.metadata["embedding_model"], asset.metadata["dimension"]) == (MODEL, 384)
 
 
 async def test_index_reopens_after_load_without_rebuilding(tmp_path, registry, vector_recipe, docs_dir):

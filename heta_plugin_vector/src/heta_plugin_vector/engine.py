@@ -26,14 +26,16 @@ _ASSET = SearchAssetRef(kind="chunk_vector_index")
 
 
 def _built_with(context: QueryContext, asset_metadata: dict[str, Any]) -> tuple[str | None, int | None]:
-    """The embedding model and dimension the index was built with (asset metadata, else the run record)."""
-    model = asset_metadata.get("embedding_model")
-    dimension = asset_metadata.get("dimension")
-    if model is None:
-        record = getattr(context.knowledge_base, "run_record", None)
-        step_artifacts = (getattr(record, "data", None) or {}).get("step_artifacts", {})
-        result = (step_artifacts.get(IndexVectors.name) or {}).get("index_vectors_result") or {}
-        model, dimension = result.get("embedding_model"), result.get("dimension", dimension)
+    """The embedding model and dimension the index was last built with.
+
+    The latest ``index_vectors_result`` artifact wins (it is rewritten by every build);
+    the asset's metadata (described when the asset was first published) is the fallback.
+    """
+    record = getattr(context.knowledge_base, "run_record", None)
+    step_artifacts = (getattr(record, "data", None) or {}).get("step_artifacts", {})
+    result = (step_artifacts.get(IndexVectors.name) or {}).get("index_vectors_result") or {}
+    model = result.get("embedding_model") or asset_metadata.get("embedding_model")
+    dimension = result.get("dimension") or asset_metadata.get("dimension")
     return model, dimension
 
 
