@@ -25,20 +25,6 @@ from heta_plugin_vector.steps import CHUNK_COLLECTION, IndexVectors
 _ASSET = SearchAssetRef(kind="chunk_vector_index")
 
 
-def _built_with(context: QueryContext, asset_metadata: dict[str, Any]) -> tuple[str | None, int | None]:
-    """The embedding model and dimension the index was last built with.
-
-    The latest ``index_vectors_result`` artifact wins (it is rewritten by every build);
-    the asset's metadata (described when the asset was first published) is the fallback.
-    """
-    record = getattr(context.knowledge_base, "run_record", None)
-    step_artifacts = (getattr(record, "data", None) or {}).get("step_artifacts", {})
-    result = (step_artifacts.get(IndexVectors.name) or {}).get("index_vectors_result") or {}
-    model = result.get("embedding_model") or asset_metadata.get("embedding_model")
-    dimension = result.get("dimension") or asset_metadata.get("dimension")
-    return model, dimension
-
-
 def hit_result(hit: Any, mode: str) -> QueryResult:
     metadata = dict(hit.metadata)
     text = metadata.pop("text", "")
@@ -55,7 +41,7 @@ class VectorSearchEngine:
         asset_metadata = dict(asset.metadata) if asset else {}
         store = context.get_component(asset.store if asset else "stores.vector")
         collection = store.collection(asset_metadata.get("collection", CHUNK_COLLECTION))
-        built_model, _ = _built_with(context, asset_metadata)
+        built_model = asset_metadata.get("embedding_model")  # described by index_vectors on every build
         vector = request.options.get("vector")
         if vector is None:
             client = context.get_component("models.embedding")

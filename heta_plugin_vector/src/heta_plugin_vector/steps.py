@@ -190,13 +190,11 @@ class IndexVectors:
             if batch:
                 indexed += await write(batch)
         context.count("vectors_indexed", indexed)
-        describe = getattr(context, "describe_asset", None)  # older cores lack it; the artifact below suffices
-        if describe is not None:
-            describe(
-                CHUNK_VECTOR_ASSET.kind,
-                CHUNK_VECTOR_ASSET.name,
-                {"embedding_model": model, "dimension": int(embeddings["dimension"])},
-            )
+        context.describe_asset(
+            CHUNK_VECTOR_ASSET.kind,
+            CHUNK_VECTOR_ASSET.name,
+            {"embedding_model": model, "dimension": int(embeddings["dimension"])},
+        )
         context.set_artifact(
             "index_vectors_result",
             {

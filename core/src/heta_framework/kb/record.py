@@ -101,11 +101,10 @@ class RunRecord:
         return set(self.data.get("artifacts", []))
 
     def add_capabilities(self, step_name: str, assets: Iterable[SearchAsset], queries: Iterable[str], artifacts: Iterable[str], produced: dict[str, Any]) -> None:
-        known = {(a["kind"], a["name"]) for a in self.data["search_assets"]}
-        for asset in assets:
-            if (asset.kind, asset.name) not in known:
-                self.data["search_assets"].append(asset_to_dict(asset))
-                known.add((asset.kind, asset.name))
+        # a re-published asset replaces the old description (a rebuild may use another model or analyzer)
+        published = {(a.kind, a.name): asset_to_dict(a) for a in assets}
+        kept = [a for a in self.data["search_assets"] if (a["kind"], a["name"]) not in published]
+        self.data["search_assets"] = kept + list(published.values())
         self.data["queries"] = sorted(set(self.data["queries"]) | set(queries))
         self.data["artifacts"] = sorted(set(self.data.get("artifacts", [])) | set(artifacts))
         self.data["step_artifacts"].setdefault(step_name, {}).update(produced)
