@@ -30,7 +30,6 @@ import os
 import random
 import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 

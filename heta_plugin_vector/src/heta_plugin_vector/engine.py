@@ -20,7 +20,7 @@ from heta_framework.errors import ModelError
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef
 from heta_framework.kb.steps import ComponentRef, model_ref
 
-from heta_plugin_vector.steps import CHUNK_COLLECTION, IndexVectors
+from heta_plugin_vector.steps import CHUNK_COLLECTION
 
 _ASSET = SearchAssetRef(kind="chunk_vector_index")
 
