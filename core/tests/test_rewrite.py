@@ -13,7 +13,7 @@ from heta_framework.common.models import LanguageModel
 from heta_framework.kb import KnowledgeModels
 from heta_framework.kb.search import QueryResult, SearchAssetRef
 from heta_framework.testing.fakes import FixedResultsEngine, fake_knowledge_base
-from heta_framework.testing.http import Reply, ScriptedServer, chat_completion_body, openai_error_body
+from heta_framework.testing.http import ScriptedServer, chat_completion_body, openai_error_body
 
 VAGUE = "how does the thing handle sequences"
 VARIANTS = [
