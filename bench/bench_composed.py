@@ -42,12 +42,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import known_item_queries, load_articles, mrr_recall, peak_memory_mb, percentiles_ms, ranked_documents, write_result  # noqa: E402
-
-from heta_framework.builtin.steps import ParseDocuments, SplitDocuments  # noqa: E402
-from heta_framework.common.models import EmbeddingModel  # noqa: E402
-from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe, SourceDocument  # noqa: E402
-from heta_framework.kb.search import QueryResult, TraceNode  # noqa: E402
+from common import known_item_queries, load_articles, mrr_recall, peak_memory_mb, percentiles_ms, ranked_documents, write_result
+from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
+from heta_framework.common.models import EmbeddingModel
+from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe, SourceDocument
+from heta_framework.kb.search import QueryResult, TraceNode
 
 BASE_MODES = ("vector_search", "full_text_search", "heta_graph_search")
 COMPOSED_MODES = ("hybrid_search", "heta_rerank_search")
@@ -60,6 +59,7 @@ OVERHEAD_BUDGET_MS = 2.0
 
 def recipe() -> Recipe:
     from heta_plugin_fulltext import IndexFullText
+
     from heta_plugin_graph import HetaGraphProcedure
     from heta_plugin_vector import EmbedChunks, IndexVectors
 
@@ -113,7 +113,7 @@ def leaf_cost_ms(node: TraceNode) -> float:
 
 def spread(values: Sequence[float]) -> dict[str, float]:
     ordered = sorted(values)
-    pick = lambda q: ordered[min(len(ordered) - 1, int(len(ordered) * q))]  # noqa: E731
+    pick = lambda q: ordered[min(len(ordered) - 1, int(len(ordered) * q))]
     return {"p50": round(pick(0.5), 3), "p95": round(pick(0.95), 3), "max": round(ordered[-1], 3), "mean": round(sum(ordered) / len(ordered), 3)}
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
 from heta_framework.common.models import EmbeddingModel
 from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe
@@ -23,6 +22,7 @@ pytestmark = pytest.mark.slow
 
 def every_mode_recipe() -> Recipe:
     from heta_plugin_fulltext import IndexFullText
+
     from heta_plugin_graph import HetaGraphProcedure
     from heta_plugin_vector import EmbedChunks, IndexVectors
 

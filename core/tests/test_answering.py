@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from heta_framework.common.models import LanguageModel
 from heta_framework.kb import KnowledgeModels
 from heta_framework.kb.search import QueryResult, SearchAssetRef

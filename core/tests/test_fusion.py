@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from heta_framework.builtin.engines.fusion import RankedList, merge_issues, reciprocal_rank_fusion
 from heta_framework.kb.search import QueryResult
 

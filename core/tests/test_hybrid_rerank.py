@@ -7,7 +7,6 @@ from typing import Any
 
 import attrs
 import pytest
-
 from heta_framework.builtin.engines.mode_assets import HYBRID_ASSETS, RERANK_ASSETS
 from heta_framework.errors import QueryRecursionError
 from heta_framework.kb.search import QueryResponse, QueryResult, SearchAssetRef

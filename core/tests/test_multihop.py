@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from heta_framework.builtin.answering import INSUFFICIENT
 from heta_framework.builtin.engines.mode_assets import RERANK_ASSETS
 from heta_framework.builtin.engines.multihop import MultihopSearchEngine

@@ -6,7 +6,6 @@ import asyncio
 import json
 
 import pytest
-
 from heta_framework.builtin.engines.mode_assets import RERANK_ASSETS
 from heta_framework.builtin.engines.rewrite import RewriteSearchEngine
 from heta_framework.common.models import LanguageModel
@@ -204,7 +203,6 @@ async def test_fusion_options_reach_the_base_mode(tmp_path, server):
 
 async def test_heta_modes_says_why_rewrite_and_multihop_are_unavailable(sql_kb, docs_dir):
     from click.testing import CliRunner
-
     from heta_framework.cli.main import cli
 
     await sql_kb.build([docs_dir])
