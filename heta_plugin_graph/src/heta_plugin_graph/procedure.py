@@ -62,7 +62,7 @@ class HetaGraphProcedure:
             DeduplicateRelations(),
         ]
         if self.mode == "build":
-            steps.append(BuildGraph())
+            steps.append(BuildGraph(embed_descriptions=use_llm))
         else:
-            steps.append(MergeGraphIntoStore(semantic=use_llm, model=self.model, concurrency=self.concurrency))
+            steps.append(MergeGraphIntoStore(semantic=use_llm, model=self.model, concurrency=self.concurrency, embed_descriptions=use_llm))
         return steps

@@ -83,6 +83,7 @@ async def write_draft(
     *,
     precomputed: Mapping[str, np.ndarray] | None = None,
     known_existing: Sequence[str] = (),
+    embed_descriptions: bool = True,
 ) -> None:
     graph = context.get_component("stores.graph")
     embedder = context.get_component("models.embedding")
@@ -107,9 +108,12 @@ async def write_draft(
             graph.get_entities, list({i for r in stored_relations.values() for i in (r.source_id, r.target_id)})
         )).values()
     }
-    entity_texts = {i: entity_text(e.name, e.type, e.description) for i, e in stored_entities.items()}
+    def described(description: str) -> str:
+        return description if embed_descriptions else ""
+
+    entity_texts = {i: entity_text(e.name, e.type, described(e.description)) for i, e in stored_entities.items()}
     relation_texts = {
-        i: relation_text(endpoint_names.get(r.source_id, ""), r.name or r.type, endpoint_names.get(r.target_id, ""), r.description)
+        i: relation_text(endpoint_names.get(r.source_id, ""), r.name or r.type, endpoint_names.get(r.target_id, ""), described(r.description))
         for i, r in stored_relations.items()
     }
     await _upsert_changed(

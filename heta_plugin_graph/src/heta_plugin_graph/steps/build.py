@@ -43,9 +43,16 @@ def graph_cleanup(artifacts: Mapping[str, Any]) -> StepCleanupPlan:
 
 @attrs.frozen
 class BuildGraph:
-    """Write entities, relations and their evidence; embed the new ones."""
+    """Write entities, relations and their evidence; embed the new ones.
+
+    ``embed_descriptions=False`` embeds only names (``name (type)``, ``A relation B``):
+    the nlp extractor's descriptions are just the sentence a phrase came from, which
+    the chunk vectors already cover, and embedding them costs ~10x more.
+    """
 
     name: ClassVar[str] = "build_graph"
+
+    embed_descriptions: bool = True
 
     @property
     def requirements(self) -> StepRequirements:
@@ -60,7 +67,7 @@ class BuildGraph:
         )
 
     async def run(self, context: Any) -> None:
-        await write_draft(context, load_draft(context))
+        await write_draft(context, load_draft(context), embed_descriptions=self.embed_descriptions)
         context.set_artifact(GRAPH_STORE_ARTIFACT, {"paths": graph_paths(context), **context.get_component("stores.graph").counts()})
 
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:

@@ -52,6 +52,7 @@ class MergeGraphIntoStore:
     concurrency: int = attrs.field(default=8, validator=check_positive)
     max_attempts: int = attrs.field(default=3, validator=check_positive)
     timeout: float = 300.0
+    embed_descriptions: bool = True  # as for BuildGraph
 
     @property
     def requirements(self) -> StepRequirements:
@@ -77,13 +78,13 @@ class MergeGraphIntoStore:
         precomputed: dict[str, Any] = {}
         if new:
             embedder = context.get_component("models.embedding")
-            vectors = await embed_texts(embedder, [entity_text(e.name, e.type, e.description) for e in new], context=context)
+            vectors = await embed_texts(embedder, [entity_text(e.name, e.type, e.description if self.embed_descriptions else "") for e in new], context=context)
             precomputed = {e.id: v for e, v in zip(new, vectors)}
             if self.semantic:
                 mapping = await self._match(context, draft, new, vectors)
                 context.count("entities_matched_to_store", len(mapping))
                 draft = merge_entities(draft, mapping)
-        await write_draft(context, draft, precomputed=precomputed)
+        await write_draft(context, draft, precomputed=precomputed, embed_descriptions=self.embed_descriptions)
         context.set_artifact(GRAPH_STORE_ARTIFACT, {"paths": graph_paths(context), **graph.counts()})
 
     async def _match(self, context: Any, draft: GraphDraft, new: list[Any], vectors: Any) -> dict[str, str]:
