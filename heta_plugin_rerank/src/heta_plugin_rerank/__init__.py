@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from heta_framework.common.models import ModelProvider
 from heta_framework.plugins import hookimpl
+
 from heta_plugin_rerank.cohere_reranker import CohereRerankClient
 from heta_plugin_rerank.local_reranker import LocalCrossEncoderReranker
 from heta_plugin_rerank.options import CohereOptions, LocalCrossEncoderOptions

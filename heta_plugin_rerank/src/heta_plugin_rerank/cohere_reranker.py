@@ -18,14 +18,15 @@ import attrs
 import cohere
 import httpx
 from cohere.core.api_error import ApiError
-
 from heta_framework.common.models import RerankHit, RerankModel
+from heta_framework.common.remote import RetryAfterGate
 from heta_framework.common.retry import ConcurrencyLimiter, call_with_retries
 from heta_framework.common.secrets import redact
 from heta_framework.errors import ModelError, ModelTimeoutError
+
 from heta_plugin_rerank.hits import best_first
 from heta_plugin_rerank.options import CohereOptions, parse_options
-from heta_plugin_rerank.retrying import RetryAfterGate, is_retryable
+from heta_plugin_rerank.retrying import is_retryable, response_headers
 
 COHERE_HOSTS = frozenset({"api.cohere.com", "api.cohere.ai"})
 PLACEHOLDER_KEY = "heta-no-key"
@@ -120,7 +121,7 @@ class CohereRerankClient:
                 try:
                     return await client.rerank(**request, request_options={"max_retries": 0, "timeout": self.options.timeout})
                 except Exception as exc:
-                    gate.note(exc)
+                    gate.note(response_headers(exc))
                     raise
 
         try:

@@ -21,6 +21,7 @@ from typing import Any
 
 from heta_framework.common.models import RerankHit, RerankModel
 from heta_framework.errors import ModelError
+
 from heta_plugin_rerank.hits import best_first
 from heta_plugin_rerank.options import LocalCrossEncoderOptions, parse_options
 

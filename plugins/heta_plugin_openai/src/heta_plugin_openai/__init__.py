@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from heta_framework.common.models import ModelProvider
 from heta_framework.plugins import hookimpl
+
 from heta_plugin_openai.embedding import OpenAIEmbeddingClient
 from heta_plugin_openai.language import OpenAILanguageClient
 from heta_plugin_openai.options import OpenAIOptions

@@ -15,61 +15,26 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import openai
-
 from heta_framework.common.models import EmbeddingModel, LanguageModel
+from heta_framework.common.remote import RetryAfterGate, is_retryable_status
 from heta_framework.common.retry import ConcurrencyLimiter, call_with_retries
 from heta_framework.common.secrets import redact
 from heta_framework.errors import ModelError, ModelTimeoutError
+
 from heta_plugin_openai.credentials import resolve_api_key
 from heta_plugin_openai.options import OpenAIOptions
 
 T = TypeVar("T")
 
-RETRYABLE_STATUS = frozenset({408, 429})
-
-
 def is_retryable(exc: BaseException) -> bool:
     """Rate limits, server errors, time-outs and lost connections are worth another try."""
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
         return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
-    return False
+    return isinstance(exc, openai.APIStatusError) and is_retryable_status(exc.status_code)
 
 
-def retry_after_seconds(exc: BaseException) -> float | None:
-    """The server's Retry-After (or retry-after-ms) in seconds, when it is a plain number."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    try:
-        if (ms := headers.get("retry-after-ms")) is not None:
-            return max(0.0, float(ms) / 1000)
-        if (seconds := headers.get("retry-after")) is not None:
-            return max(0.0, float(seconds))
-    except ValueError:  # an HTTP date: our own back-off is good enough
-        return None
-    return None
-
-
-class _RetryAfterGate:
-    """Holds the next attempt back until the server's Retry-After has passed."""
-
-    def __init__(self, cap: float):
-        self.cap = cap
-        self.not_before = 0.0
-
-    async def wait(self) -> None:
-        loop = asyncio.get_running_loop()
-        remaining = self.not_before - loop.time()
-        if remaining > 0:
-            await asyncio.sleep(remaining)
-
-    def note(self, exc: BaseException) -> None:
-        seconds = retry_after_seconds(exc)
-        if seconds is not None:
-            self.not_before = asyncio.get_running_loop().time() + min(seconds, self.cap)
+def response_headers(exc: BaseException) -> object:
+    return getattr(getattr(exc, "response", None), "headers", None)
 
 
 class OpenAIConnection:
@@ -119,7 +84,7 @@ class OpenAIConnection:
     async def call(self, what: str, request: Callable[[openai.AsyncOpenAI], Awaitable[T]]) -> T:
         """Run ``request(client)`` with the concurrency bound and retries; raise ModelError when it fails for good."""
         client, limiter = self._client()
-        gate = _RetryAfterGate(self.options.max_retry_after)
+        gate = RetryAfterGate(self.options.max_retry_after)
 
         async def attempt() -> T:
             await gate.wait()
@@ -127,7 +92,7 @@ class OpenAIConnection:
                 try:
                     return await request(client)
                 except Exception as exc:
-                    gate.note(exc)
+                    gate.note(response_headers(exc))
                     raise
 
         try:

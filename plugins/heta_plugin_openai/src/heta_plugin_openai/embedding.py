@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 import openai
-
 from heta_framework.common.models import EmbeddingModel
 from heta_framework.errors import ModelError
+
 from heta_plugin_openai.connection import OpenAIConnection
 from heta_plugin_openai.options import OpenAIOptions
 

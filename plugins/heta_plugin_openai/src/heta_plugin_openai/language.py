@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import openai
-
 from heta_framework.common.models import Completion, LanguageModel, Message
+
 from heta_plugin_openai.connection import OpenAIConnection
 from heta_plugin_openai.options import OpenAIOptions
 

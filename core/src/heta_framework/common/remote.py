@@ -1,0 +1,112 @@
+"""What every provider that calls a remote API shares: option parsing, retry options, Retry-After.
+
+OpenAI-compatible servers, Cohere and any future provider read their
+``options`` table through ``parse_model_options`` (unknown keys are errors that
+list the known ones), inherit ``RemoteCallOptions`` for concurrency, time-outs
+and back-off, and honour a server's ``Retry-After`` through ``RetryAfterGate``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import attrs
+
+from heta_framework.common.retry import RetryPolicy
+from heta_framework.errors import ModelError
+
+O = TypeVar("O")
+
+#: besides every 5xx: request time-out and rate limit
+RETRYABLE_STATUS = frozenset({408, 429})
+
+
+def is_retryable_status(status: int | None) -> bool:
+    return status is not None and (status in RETRYABLE_STATUS or status >= 500)
+
+
+def positive(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if value is not None and value <= 0:
+        raise ValueError(f"{attribute.name} must be greater than 0, got {value!r}")
+
+
+def non_negative(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if value < 0:
+        raise ValueError(f"{attribute.name} must be 0 or more, got {value!r}")
+
+
+def optional(convert: Any) -> Any:
+    return lambda value: None if value is None else convert(value)
+
+
+def parse_model_options(cls: type[O], model_name: str, options: Mapping[str, Any], docs: str) -> O:
+    """Build ``cls`` from a model's ``options`` table; a typo is an error naming the known keys."""
+    known = {a.name for a in attrs.fields(cls)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ModelError(
+            f"Unknown option(s) {', '.join(map(repr, unknown))} for {model_name}. "
+            f"Known options: {', '.join(sorted(known))} (see {docs})."
+        )
+    try:
+        return cls(**dict(options))
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"Invalid options for {model_name}: {exc}. Fix the model's options table in the recipe.") from None
+
+
+@attrs.frozen
+class RemoteCallOptions:
+    """Concurrency, time-out and retry options of a remote model API."""
+
+    #: at most this many requests of one client in flight at once
+    concurrency: int = attrs.field(default=8, converter=int, validator=positive)
+    #: seconds one HTTP attempt may take before it counts as a time-out
+    timeout: float = attrs.field(default=60.0, converter=float, validator=positive)
+    #: attempts per call, the first included; 1 means no retries
+    max_attempts: int = attrs.field(default=4, converter=int, validator=positive)
+    #: first back-off delay in seconds; doubles per retry up to retry_max_delay
+    retry_initial_delay: float = attrs.field(default=0.5, converter=float, validator=non_negative)
+    retry_max_delay: float = attrs.field(default=8.0, converter=float, validator=non_negative)
+    #: the longest Retry-After (seconds) we are willing to honour
+    max_retry_after: float = attrs.field(default=60.0, converter=float, validator=non_negative)
+
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(max_attempts=self.max_attempts, initial_delay=self.retry_initial_delay, max_delay=self.retry_max_delay)
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """A response's ``Retry-After`` (or ``retry-after-ms``) in seconds, when it is a plain number.
+
+    An HTTP date is ignored: our own back-off is good enough then.
+    """
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    try:
+        if (ms := lowered.get("retry-after-ms")) is not None:
+            return max(0.0, float(ms) / 1000)
+        if (seconds := lowered.get("retry-after")) is not None:
+            return max(0.0, float(seconds))
+    except ValueError:
+        return None
+    return None
+
+
+class RetryAfterGate:
+    """Holds the next attempt of one call back until the server's Retry-After has passed (capped)."""
+
+    def __init__(self, cap: float):
+        self.cap = cap
+        self.not_before = 0.0
+
+    async def wait(self) -> None:
+        remaining = self.not_before - asyncio.get_running_loop().time()
+        if remaining > 0:
+            await asyncio.sleep(remaining)
+
+    def note(self, headers: Mapping[str, str] | None) -> None:
+        seconds = retry_after_seconds(headers)
+        if seconds is not None:
+            self.not_before = asyncio.get_running_loop().time() + min(seconds, self.cap)
