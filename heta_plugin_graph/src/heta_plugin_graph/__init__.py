@@ -10,7 +10,13 @@ query mode ``heta_graph_search``. The package itself is the plugin module the
 
 from heta_plugin_graph.engine import GraphSearchOptions, HetaGraphSearchEngine
 from heta_plugin_graph.normalize import normalize_name
-from heta_plugin_graph.plugin import GRAPH_STORE_TYPE, register_procedures, register_query_engines, register_steps, register_stores
+from heta_plugin_graph.plugin import (
+    GRAPH_STORE_TYPE,
+    register_procedures,
+    register_query_engines,
+    register_steps,
+    register_stores,
+)
 from heta_plugin_graph.procedure import HetaGraphProcedure
 from heta_plugin_graph.steps import (
     BuildGraph,

@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-
 from heta_framework.common.models import Message
 
 from heta_plugin_graph.draft import DraftEntity

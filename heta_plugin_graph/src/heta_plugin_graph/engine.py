@@ -37,7 +37,6 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
-
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef, query_issue
 from heta_framework.kb.steps import model_ref
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from heta_framework.common.sqlite import open_database
 
 from heta_plugin_graph.draft import GraphDraft
 from heta_plugin_graph.normalize import normalize_name
@@ -122,12 +123,8 @@ class SQLiteGraphStore:
     def __init__(self, path: Path, kb_root: Path | None = None):
         self.path = path
         self._kb_root = kb_root
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self._db = open_database(path, _SCHEMA)
 
     @classmethod
     def open(cls, config: SQLiteGraphStoreConfig | None, kb_root: Path) -> SQLiteGraphStore:

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
 from heta_framework.kb.documents import content_hash
 
 ENTITY_COLLECTION = "graph_entities"

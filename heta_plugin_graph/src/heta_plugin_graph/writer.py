@@ -17,7 +17,6 @@ from typing import Any
 
 import attrs
 import numpy as np
-
 from heta_framework.kb.documents import iter_chunks
 
 from heta_plugin_graph.draft import GraphDraft

@@ -7,12 +7,12 @@ model. Vectors are stored as raw float32 bytes (never pickle).
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from heta_framework.common.sqlite import open_database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -29,12 +29,8 @@ _CHUNK = 30000
 class EmbeddingCache:
     def __init__(self, path: Path):
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self._db = open_database(path, _SCHEMA)
 
     def close(self) -> None:
         self._db.close()

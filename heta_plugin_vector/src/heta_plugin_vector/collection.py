@@ -23,7 +23,6 @@ from typing import Any
 
 import faiss
 import numpy as np
-
 from heta_framework.errors import KnowledgeBaseError
 from heta_framework.kb.atomic import read_json, write_json_atomic
 from heta_framework.kb.stores import VectorHit

@@ -15,7 +15,6 @@ import asyncio
 from typing import Any, ClassVar
 
 import numpy as np
-
 from heta_framework.errors import ModelError
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef
 from heta_framework.kb.steps import ComponentRef, model_ref

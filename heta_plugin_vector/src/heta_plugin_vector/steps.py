@@ -8,7 +8,6 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
-
 from heta_framework.errors import ModelError
 from heta_framework.kb.documents import content_hash, iter_chunks
 from heta_framework.kb.search import SearchAsset

@@ -40,6 +40,7 @@ from heta_framework.kb.search import (
     check_available,
     elapsed_ms,
 )
+
 if TYPE_CHECKING:
     from heta_framework.plugins.registry import PluginRegistry
 

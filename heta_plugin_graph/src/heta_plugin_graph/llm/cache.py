@@ -10,14 +10,13 @@ at temperature 0 asking again gives the same answer and costs the same.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import attrs
-
+from heta_framework.common.sqlite import open_database
 from heta_framework.kb.documents import content_hash
 
 CACHE_FILE = "graph_llm_cache.sqlite"
@@ -38,10 +37,8 @@ def cache_key(model_name: str, prompt_version: str, kind: str, subject_text: str
 class LlmCache:
     def __init__(self, path: Path):
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = open_database(path)
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, status TEXT NOT NULL, value TEXT,"
             " error TEXT NOT NULL, attempts INTEGER NOT NULL, created REAL NOT NULL)"

@@ -20,7 +20,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
-
 from heta_framework.common.models import Message
 from heta_framework.common.retry import ConcurrencyLimiter, RetryPolicy, call_with_retries
 from heta_framework.errors import ModelError

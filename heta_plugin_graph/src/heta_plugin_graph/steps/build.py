@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, model_ref, store_ref
 
 from heta_plugin_graph.assets import GRAPH_ASSETS, GRAPH_SEARCH_MODE

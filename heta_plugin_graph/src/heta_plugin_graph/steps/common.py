@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-
 from heta_framework.errors import HetaError
 from heta_framework.kb.steps import ComponentRef, model_ref
 

@@ -16,11 +16,17 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, model_ref, store_ref
 
 from heta_plugin_graph import dedup
-from heta_plugin_graph.draft import GraphDraft, draft_from_extractions, draft_key, iter_extractions, merge_entities, merge_relations
+from heta_plugin_graph.draft import (
+    GraphDraft,
+    draft_from_extractions,
+    draft_key,
+    iter_extractions,
+    merge_entities,
+    merge_relations,
+)
 from heta_plugin_graph.llm.calls import gather_calls
 from heta_plugin_graph.steps.common import (
     DRAFT_KEY,

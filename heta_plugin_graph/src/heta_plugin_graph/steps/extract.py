@@ -18,15 +18,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-
 from heta_framework.kb.documents import Chunk, iter_chunks
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
 
 from heta_plugin_graph.draft import DOCUMENTS_PER_FILE, EXTRACT_PREFIX, extraction_key, forget_documents
 from heta_plugin_graph.extraction import llm as llm_extraction
 from heta_plugin_graph.extraction import nlp as nlp_extraction
-from heta_plugin_graph.normalize import normalize_name
 from heta_plugin_graph.llm.calls import gather_calls
+from heta_plugin_graph.normalize import normalize_name
 from heta_plugin_graph.steps.common import (
     EXTRACTION_KEYS,
     RELATIONS_EXTRACTED,

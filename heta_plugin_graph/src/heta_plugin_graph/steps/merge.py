@@ -16,15 +16,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements
 
 from heta_plugin_graph import matching
 from heta_plugin_graph.assets import GRAPH_ASSETS, GRAPH_SEARCH_MODE
 from heta_plugin_graph.deletion import delete_graph_documents
 from heta_plugin_graph.draft import GraphDraft, merge_entities
-from heta_plugin_graph.steps.build import GRAPH_COMPONENTS, GRAPH_STORE_ARTIFACT, graph_cleanup, graph_paths
 from heta_plugin_graph.llm.calls import gather_calls
+from heta_plugin_graph.steps.build import GRAPH_COMPONENTS, GRAPH_STORE_ARTIFACT, graph_cleanup, graph_paths
 from heta_plugin_graph.steps.common import (
     EXTRACTION_KEYS,
     check_positive,

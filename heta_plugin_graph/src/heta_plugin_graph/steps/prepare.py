@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-
 from heta_framework.builtin.text_split import count_tokens, split_text
 from heta_framework.kb.documents import Chunk, chunk_to_dict, iter_chunks, parsed_from_dict
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from heta_framework.common.sqlite import open_database, transaction
 from heta_framework.kb.documents import Chunk
 
 _SCHEMA = """
@@ -69,12 +69,8 @@ class SQLiteChunkStore:
     def __init__(self, path: Path, kb_root: Path | None = None):
         self.path = path
         self._kb_root = kb_root
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self._db = open_database(path, _SCHEMA)
 
     @classmethod
     def open(cls, config: SQLiteChunkStoreConfig | None, kb_root: Path) -> SQLiteChunkStore:
@@ -90,41 +86,27 @@ class SQLiteChunkStore:
 
     def upsert_chunks(self, chunks: Iterable[Chunk]) -> int:
         written = 0
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                for c in chunks:
-                    old = self._db.execute("SELECT rowid FROM chunks WHERE id = ?", (c.id,)).fetchone()
-                    if old is not None:
-                        self._db.execute("DELETE FROM chunks_fts WHERE rowid = ?", old)
-                        self._db.execute("DELETE FROM chunks WHERE rowid = ?", old)
-                    rowid = self._db.execute(
-                        "INSERT INTO chunks (id, document_id, chunk_index, text, start, end, source, page, metadata)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (c.id, c.document_id, c.index, c.text, c.start, c.end, c.source, c.page, json.dumps(dict(c.metadata), ensure_ascii=False)),
-                    ).lastrowid
-                    self._db.execute("INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)", (rowid, fts_body(c.text)))
-                    written += 1
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._lock, transaction(self._db):
+            for c in chunks:
+                old = self._db.execute("SELECT rowid FROM chunks WHERE id = ?", (c.id,)).fetchone()
+                if old is not None:
+                    self._db.execute("DELETE FROM chunks_fts WHERE rowid = ?", old)
+                    self._db.execute("DELETE FROM chunks WHERE rowid = ?", old)
+                rowid = self._db.execute(
+                    "INSERT INTO chunks (id, document_id, chunk_index, text, start, end, source, page, metadata)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (c.id, c.document_id, c.index, c.text, c.start, c.end, c.source, c.page, json.dumps(dict(c.metadata), ensure_ascii=False)),
+                ).lastrowid
+                self._db.execute("INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)", (rowid, fts_body(c.text)))
+                written += 1
         return written
 
     def delete_documents(self, document_ids: Sequence[str]) -> int:
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                deleted = 0
-                for document_id in document_ids:
-                    self._db.execute(
-                        "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)", (document_id,)
-                    )
-                    deleted += self._db.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,)).rowcount
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        deleted = 0
+        with self._lock, transaction(self._db):
+            for document_id in document_ids:
+                self._db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)", (document_id,))
+                deleted += self._db.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,)).rowcount
         return deleted
 
     def count(self) -> int:
