@@ -259,3 +259,23 @@ async def test_rechunked_documents_are_the_evidence(tmp_path, registry, embeddin
     response = await kb.query("deepest trench", mode="heta_graph_search", top_k=3)
     assert response.results[0].evidence[0].id.startswith("deep-g")
     kb.close()
+
+
+async def test_names_only_embedding_matches_names_closely(tmp_path, registry, embedding_only, base_steps):
+    documents = [SourceDocument(text=OCEAN, id="ocean", name="ocean.txt"), SourceDocument(text=RIVERS, id="rivers", name="rivers.txt")]
+    full_kb, full = await build_kb(tmp_path / "full", registry, graph_recipe(embedding_only, base_steps), documents)
+    names_kb, names_only = await build_kb(
+        tmp_path / "names", registry, graph_recipe(embedding_only, base_steps, embed_descriptions=False), documents
+    )
+    full_stats = next(s.stats for s in full.steps if s.name == "build_graph")
+    names_stats = next(s.stats for s in names_only.steps if s.name == "build_graph")
+    assert names_stats["embedded_texts"] == full_stats["embedded_texts"]  # the same facts, as far shorter texts
+
+    async def best_entity(kb):
+        results = (await kb.query("Pacific Ocean", mode="heta_graph_search", top_k=5)).results
+        return max((r for r in results if r.kind == "entity"), key=lambda r: r.score)
+
+    full_hit, names_hit = await best_entity(full_kb), await best_entity(names_kb)
+    assert names_hit.metadata["name"].lower() == full_hit.metadata["name"].lower() == "pacific ocean"
+    # the option reaches BuildGraph: the entity was embedded from a different (name-only) text
+    assert names_hit.score != pytest.approx(full_hit.score, abs=1e-4)

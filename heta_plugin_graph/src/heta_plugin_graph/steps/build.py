@@ -45,8 +45,8 @@ class BuildGraph:
     """Write entities, relations and their evidence; embed the new ones.
 
     ``embed_descriptions=False`` embeds only names (``name (type)``, ``A relation B``):
-    the nlp extractor's descriptions are just the sentence a phrase came from, which
-    the chunk vectors already cover, and embedding them costs ~10x more.
+    the nlp extractor's descriptions are whole sentences, so embedding names only makes
+    its graphs ~10x cheaper to build, at the cost of weaker graph search.
     """
 
     name: ClassVar[str] = "build_graph"
