@@ -16,11 +16,13 @@ from heta_framework.kb.recipe import ParserConfig
 from heta_framework.kb.search import required_components
 
 
-def _type_name(field: attrs.Attribute) -> str:
-    kind = field.type
-    if isinstance(kind, str):
-        return kind
-    return getattr(kind, "__name__", str(kind))
+def _type_name(cls: type, field: attrs.Attribute) -> str:
+    """The annotation as written in the source: stable even after cattrs resolved ``field.type``."""
+    for klass in cls.__mro__:
+        annotation = klass.__dict__.get("__annotations__", {}).get(field.name)
+        if annotation is not None:
+            return annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    return str(field.type)
 
 
 def _default(field: attrs.Attribute) -> str:
@@ -40,7 +42,7 @@ def _fields_table(cls: type, skip: tuple[str, ...] = ()) -> list[str]:
     if not fields:
         return ["No options.", ""]
     lines = ["| option | type | default |", "|---|---|---|"]
-    lines += [f"| `{f.name}` | `{_type_name(f)}` | `{_default(f)}` |".replace(" | None", " \\| None") for f in fields]
+    lines += [f"| `{f.name}` | `{_type_name(cls, f)}` | `{_default(f)}` |".replace(" | None", " \\| None") for f in fields]
     return lines + [""]
 
 
