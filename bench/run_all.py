@@ -70,6 +70,23 @@ def _flatten(value, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix, json.dumps(value) if isinstance(value, (list, dict)) else str(value))]
 
 
+def _quality_summary() -> list[str]:
+    """Quality and latency per mode on one index, beside the plain libraries (from composed.json)."""
+    path = RESULTS / "composed.json"
+    if not path.exists():
+        return []
+    data = json.loads(path.read_text())
+    lines = ["## Quality per mode (one index, same run)", "", "| mode | MRR@10 | Recall@10 | p50 ms | p95 ms |", "|---|---|---|---|---|"]
+    for mode, row in data.get("modes", {}).items():
+        lines.append(f"| `{mode}` | {row.get('mrr@10')} | {row.get('recall@10')} | {row.get('p50_ms')} | {row.get('p95_ms')} |")
+    for name, row in data.get("reference", {}).items():
+        lines.append(f"| {name} (plain library, reference) | {row.get('mrr@10')} | {row.get('recall@10')} | | |")
+    checks = data.get("checks", {})
+    if checks:
+        lines += ["", "Targets: " + "; ".join(f"{k}: {'PASS' if v else 'FAIL'}" for k, v in checks.items()), ""]
+    return lines + [""]
+
+
 def render(log: dict[str, dict]) -> str:
     lines = [
         "# Benchmarks",
@@ -86,6 +103,7 @@ def render(log: dict[str, dict]) -> str:
         lines += ["| script | status | seconds |", "|---|---|---|"]
         lines += [f"| {name} | {entry['status']} | {entry.get('seconds', '')} |" for name, entry in log.items()]
         lines.append("")
+    lines += _quality_summary()
     for path in sorted(RESULTS.glob("*.json")):
         data = json.loads(path.read_text())
         lines += [f"## {TITLES.get(path.stem, path.stem)}", "", f"From `bench/results/{path.name}`.", "", "| metric | value |", "|---|---|"]
