@@ -56,6 +56,9 @@ class LocalCrossEncoderReranker:
                 f"or fix the path (an absolute path is written local//abs/path)."
             )
         from sentence_transformers import CrossEncoder  # heavy: imported only when a local reranker is used
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # a library logs; it does not draw bars on the user's terminal
 
         try:
             self._model = CrossEncoder(

@@ -32,7 +32,9 @@ def load_sentence_transformer(folder: Path, device: str = "cpu") -> Any:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
 
+            transformers_logging.disable_progress_bar()  # a library logs; it does not draw bars on the user's terminal
             try:
                 model = SentenceTransformer(str(folder), device=device, local_files_only=True)
             except Exception as exc:
