@@ -307,7 +307,8 @@ def check(distribution: Distribution, everything: list[Distribution], wheels: di
                 outcome.details.append(tail(result.stdout))
                 return outcome
         own = str(wheels[distribution.name]) + (f"[{distribution.test_extra}]" if distribution.test_extra else "")
-        requirements = [str(wheels[CORE]), *([own] if distribution.name != CORE else []), *(str(wheels[d.name]) for d in local)]
+        # core itself is "own" when it is the distribution under test, so its test extra is installed too
+        requirements = [own if distribution.name == CORE else str(wheels[CORE]), *([own] if distribution.name != CORE else []), *(str(wheels[d.name]) for d in local)]
         result = run([*pip, *requirements, *TEST_TOOLS], log)
         if result.returncode != 0:
             outcome.steps["install"] = "failed"

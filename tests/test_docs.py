@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from heta_framework.plugins import hookspecs
 from heta_framework.plugins.registry import PluginRegistry
 from heta_framework.reference import generate_reference

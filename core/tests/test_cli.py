@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-
 from heta_framework.cli.main import cli
 
 
@@ -43,3 +42,14 @@ def test_errors_are_short_and_say_what_to_do(tmp_path):
     result = CliRunner().invoke(cli, ["--kb", str(tmp_path / "missing"), "modes"])
     assert result.exit_code != 0
     assert "heta init" in str(result.exception)
+
+
+async def test_heta_modes_says_why_rewrite_and_multihop_are_unavailable(sql_kb, docs_dir):
+    await sql_kb.build([docs_dir])
+    result = CliRunner(env={"COLUMNS": "400"}).invoke(cli, ["--kb", str(sql_kb.path), "modes"])
+    assert result.exit_code == 0, result.output
+    for mode in ("heta_rewrite_search", "heta_multihop_search"):
+        line = next(line for line in result.output.splitlines() if mode in line)
+        assert "unavailable" in line
+        assert "component models.language is not in the recipe" in line
+        assert "asset chunk_vector_index is not built" in line

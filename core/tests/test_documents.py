@@ -5,7 +5,6 @@ from __future__ import annotations
 import docx
 import pytest
 from fpdf import FPDF
-
 from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
 from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument
 

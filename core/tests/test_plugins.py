@@ -6,7 +6,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from heta_framework import __version__
 from heta_framework.errors import DuplicateRegistrationError, PluginError
 from heta_framework.plugins.registry import PluginRegistry

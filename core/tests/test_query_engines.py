@@ -6,7 +6,6 @@ from typing import Any, ClassVar
 
 import attrs
 import pytest
-
 from heta_framework.errors import ModeUnavailableError, QueryRecursionError, UnknownNameError
 from heta_framework.kb import KnowledgeBase, Recipe
 from heta_framework.kb.search import (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
 from heta_framework.common.models import EmbeddingModel, LanguageModel
 from heta_framework.errors import RecipeError

@@ -129,7 +129,6 @@ async def test_killed_build_resumes_without_redoing_finished_steps(tmp_path, doc
     monkeypatch.setenv("RESUME_LOG", str(log))
     monkeypatch.setenv("RESUME_HANG", "0")
     import resume_steps
-
     from heta_framework.kb import KnowledgeBase
     from heta_framework.testing import make_registry
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from heta_framework.builtin.text_split import count_tokens, split_text
 
 

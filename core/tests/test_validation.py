@@ -6,7 +6,6 @@ from typing import Any, ClassVar
 
 import attrs
 import pytest
-
 from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
 from heta_framework.errors import RecipeValidationError
 from heta_framework.kb import KnowledgeBase, Recipe

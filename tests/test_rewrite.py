@@ -199,17 +199,3 @@ async def test_fusion_options_reach_the_base_mode(tmp_path, server):
     default = await kb.query(VAGUE, mode="heta_rewrite_search", top_k=2, trace=True)
     assert default.metadata["fusion"] == {"rrf_k": 60.0, "candidate_top_k": 6}  # min(top_k * 3, 50)
     assert {c.top_k for c in default.trace.children} == {6}
-
-
-async def test_heta_modes_says_why_rewrite_and_multihop_are_unavailable(sql_kb, docs_dir):
-    from click.testing import CliRunner
-    from heta_framework.cli.main import cli
-
-    await sql_kb.build([docs_dir])
-    result = CliRunner(env={"COLUMNS": "400"}).invoke(cli, ["--kb", str(sql_kb.path), "modes"])
-    assert result.exit_code == 0, result.output
-    for mode in ("heta_rewrite_search", "heta_multihop_search"):
-        line = next(line for line in result.output.splitlines() if mode in line)
-        assert "unavailable" in line
-        assert "component models.language is not in the recipe" in line
-        assert "asset chunk_vector_index is not built" in line
