@@ -13,12 +13,11 @@ and carries our int64 keys:
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import faiss
 import numpy as np
+from heta_framework.kb.atomic import replacing
 
 from heta_plugin_vector.config import FaissStoreConfig
 
@@ -104,20 +103,8 @@ def write_index_atomic(index: faiss.Index, path: Path) -> None:
     ``faiss.write_index`` streams straight to the file, so a 1.5 GB index is not
     first copied into a Python bytes object (what ``write_bytes_atomic`` would need).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        faiss.write_index(index, tmp)
-        with open(tmp, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with replacing(path) as tmp:
+        faiss.write_index(index, str(tmp))
 
 
 def read_index(path: Path) -> faiss.Index:

@@ -11,26 +11,34 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+@contextmanager
+def replacing(path: Path, *, durable: bool = True) -> Iterator[Path]:
+    """Yield a temporary path beside ``path`` to write to; when the block succeeds, (fsync and)
+    rename it over ``path``. For writers that want a file name (``faiss.write_index``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            if durable:
-                handle.flush()
+        yield tmp
+        if durable:
+            with open(tmp, "rb+") as handle:
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        tmp.unlink(missing_ok=True)
         raise
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    with replacing(path, durable=durable) as tmp:
+        tmp.write_bytes(data)
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
