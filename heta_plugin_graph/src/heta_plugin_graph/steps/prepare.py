@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-from heta_framework.builtin.text_split import count_tokens, split_text
+from heta_framework.builtin.steps.split import check_chunk_overlap, split_parsed
+from heta_framework.builtin.text_split import count_tokens
 from heta_framework.kb.documents import Chunk, chunk_to_dict, iter_chunks, parsed_from_dict
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
 
@@ -119,11 +120,7 @@ class RechunkDocuments:
     name: ClassVar[str] = "rechunk_documents"
 
     chunk_size: int = attrs.field(default=400, validator=check_positive)
-    chunk_overlap: int = 40
-
-    def __attrs_post_init__(self) -> None:
-        if not 0 <= self.chunk_overlap < self.chunk_size:
-            raise ValueError(f"chunk_overlap must be >= 0 and smaller than chunk_size ({self.chunk_size}), got {self.chunk_overlap}")
+    chunk_overlap: int = attrs.field(default=40, validator=check_chunk_overlap)
 
     @property
     def requirements(self) -> StepRequirements:
@@ -138,14 +135,9 @@ class RechunkDocuments:
         keys = []
         for parsed_key in context.get_artifact("parsed_document_keys"):
             parsed = parsed_from_dict(objects.get_json(parsed_key))
-            chunks = [
-                Chunk(
-                    id=f"{parsed.document_id}-g{index:05d}", document_id=parsed.document_id, text=parsed.text[start:end],
-                    index=index, start=start, end=end, source=parsed.source, page=parsed.page_at(start),
-                    metadata={**dict(parsed.metadata), "graph_chunk": True},
-                )
-                for index, (start, end) in enumerate(split_text(parsed.text, self.chunk_size, self.chunk_overlap))
-            ]
+            chunks = split_parsed(
+                parsed, self.chunk_size, self.chunk_overlap, id_tag="g", metadata={**dict(parsed.metadata), "graph_chunk": True}
+            )
             key = f"{RECHUNK_PREFIX}{parsed.document_id}.json"
             objects.put_json(key, [chunk_to_dict(c) for c in chunks])
             keys.append(key)

@@ -23,6 +23,30 @@ def _positive(instance: Any, attribute: attrs.Attribute, value: int) -> None:
         raise ValueError(f"{attribute.name} must be at least 1, got {value}")
 
 
+def check_chunk_overlap(instance: Any, attribute: attrs.Attribute, value: int) -> None:
+    """An attrs validator for ``chunk_overlap`` beside a ``chunk_size`` field declared before it."""
+    if not 0 <= value < instance.chunk_size:
+        raise ValueError(f"chunk_overlap must be >= 0 and smaller than chunk_size ({instance.chunk_size}), got {value}")
+
+
+def split_parsed(parsed: Any, chunk_size: int, chunk_overlap: int, *, id_tag: str = "", metadata: Any = None) -> list[Chunk]:
+    """Chunks of a parsed document with provenance; ids are ``<document>-<id_tag><index:05d>``."""
+    return [
+        Chunk(
+            id=f"{parsed.document_id}-{id_tag}{index:05d}",
+            document_id=parsed.document_id,
+            text=parsed.text[start:end],
+            index=index,
+            start=start,
+            end=end,
+            source=parsed.source,
+            page=parsed.page_at(start),
+            metadata=parsed.metadata if metadata is None else metadata,
+        )
+        for index, (start, end) in enumerate(split_text(parsed.text, chunk_size, chunk_overlap))
+    ]
+
+
 @attrs.frozen
 class SplitDocuments:
     """Split each parsed document into chunks of about ``chunk_size`` tokens.
@@ -36,11 +60,7 @@ class SplitDocuments:
     name: ClassVar[str] = "split_documents"
 
     chunk_size: int = attrs.field(default=200, validator=_positive)
-    chunk_overlap: int = attrs.field(default=30)
-
-    def __attrs_post_init__(self) -> None:
-        if not 0 <= self.chunk_overlap < self.chunk_size:
-            raise ValueError(f"chunk_overlap must be >= 0 and smaller than chunk_size ({self.chunk_size}), got {self.chunk_overlap}")
+    chunk_overlap: int = attrs.field(default=30, validator=check_chunk_overlap)
 
     @property
     def requirements(self) -> StepRequirements:
@@ -51,22 +71,7 @@ class SplitDocuments:
         return StepCapabilities(artifacts=frozenset({"chunk_keys"}))
 
     def split(self, parsed: Any) -> list[Chunk]:
-        chunks = []
-        for index, (start, end) in enumerate(split_text(parsed.text, self.chunk_size, self.chunk_overlap)):
-            chunks.append(
-                Chunk(
-                    id=f"{parsed.document_id}-{index:05d}",
-                    document_id=parsed.document_id,
-                    text=parsed.text[start:end],
-                    index=index,
-                    start=start,
-                    end=end,
-                    source=parsed.source,
-                    page=parsed.page_at(start),
-                    metadata=parsed.metadata,
-                )
-            )
-        return chunks
+        return split_parsed(parsed, self.chunk_size, self.chunk_overlap)
 
     async def run(self, context: Any) -> None:
         objects = context.get_component("stores.objects")
