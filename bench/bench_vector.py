@@ -1,16 +1,11 @@
-"""Vector search (heta-plugin-vector + heta-plugin-local): quality, overhead and scale, beside raw libraries.
+"""The FAISS vector store (heta-plugin-vector) alone: search overhead at 100k and scale at 1M, beside raw FAISS.
 
-1. Quality — the Wikipedia known-item set (bench/common.py): ~9.9k articles built
-   through a real KnowledgeBase (ParseDocuments, SplitDocuments, PersistChunks,
-   EmbedChunks, IndexVectors) and queried with ``vector_search`` (1,000 article
-   descriptions; a document ranks by its best chunk). Reference: plain
-   sentence-transformers + ``faiss.IndexFlatIP`` over the same chunks, same model,
-   documents ranked the same way.
-2. Overhead — EmbedChunks + IndexVectors time against ``SentenceTransformer.encode``
-   + ``IndexFlatIP.add`` on exactly the same chunk texts; store search latency
-   (query embedding excluded) against raw ``IndexFlatIP.search`` at 100k synthetic
-   384-d vectors.
-3. Scale — 1M clustered synthetic 384-d vectors in the approximate index (IVF by
+Quality and EmbedChunks/IndexVectors throughput on Wikipedia are measured by
+bench_modes.py, on the knowledge base that holds every mode.
+
+1. Overhead — store search latency (query embedding excluded) against raw
+   ``IndexFlatIP.search`` at 100k synthetic 384-d vectors.
+2. Scale — 1M clustered synthetic 384-d vectors in the approximate index (IVF by
    default), in a child process so peak memory is its own: build time, peak RSS,
    p50/p95 latency, recall@10 against exact search.
 
@@ -24,7 +19,6 @@ Writes bench/results/vector.json and prints a table.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import subprocess
@@ -39,100 +33,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import Timer, known_item_queries, load_articles, mrr_recall, peak_memory_mb, percentiles_ms, ranked_documents, write_result  # noqa: E402
+from common import Timer, peak_memory_mb, percentiles_ms, write_result  # noqa: E402
 
-MODEL = "local/all-MiniLM-L6-v2"
 DIMENSION = 384
-
-
-# --- 1 + 2a: quality and build throughput on Wikipedia ------------------------------------
-
-
-def _registry():
-    import heta_plugin_local
-    import heta_plugin_vector
-    from heta_framework.testing import make_registry
-
-    return make_registry(heta_plugin_vector, heta_plugin_local)
-
-
-def _sentence_transformer():
-    from heta_plugin_local import load_sentence_transformer, resolve_model_folder
-
-    return load_sentence_transformer(resolve_model_folder("all-MiniLM-L6-v2"))
-
-
-def _encode(model, texts: list[str]) -> np.ndarray:
-    return np.asarray(model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
-
-
-async def quality_and_throughput(article_limit: int | None, query_count: int, folder: Path) -> dict:
-    import faiss
-
-    from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
-    from heta_framework.common.models import EmbeddingModel
-    from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe, SourceDocument
-    from heta_framework.kb.documents import iter_chunks
-    from heta_plugin_vector import EmbedChunks, IndexVectors
-
-    articles = load_articles()
-    if article_limit:
-        articles = articles[:article_limit]
-    queries = known_item_queries(articles, query_count)
-    model = _sentence_transformer()
-    _encode(model, ["warm up the model and its thread pool"] * 64)
-
-    # Heta: a real knowledge base
-    recipe = Recipe(
-        models=KnowledgeModels(embedding=EmbeddingModel(model_name=MODEL)),
-        steps=[ParseDocuments(), SplitDocuments(), PersistChunks(), EmbedChunks(), IndexVectors()],
-    )
-    kb = KnowledgeBase.create(folder / "kb", recipe, registry=_registry())
-    documents = [SourceDocument(text=a["text"], id=a["id"], name="x.txt") for a in articles]
-    report = await kb.build(documents)
-    step_seconds = {s.name: s.seconds for s in report.steps}
-    heta_seconds = step_seconds["embed_chunks"] + step_seconds["index_vectors"]
-    chunk_keys = kb.run_record.data["step_artifacts"]["split_documents"]["chunk_keys"]
-    chunk_texts = [c.text for c in iter_chunks(kb.objects, chunk_keys)]
-
-    chunk_documents = [c.document_id for c in iter_chunks(kb.objects, chunk_keys)]
-
-    # raw: encode + add on exactly the same chunk texts; the same index is the quality reference
-    with Timer() as raw:
-        raw_index = faiss.IndexFlatIP(DIMENSION)
-        raw_index.add(_encode(model, chunk_texts))
-    _, found = raw_index.search(_encode(model, [q for q, _ in queries]), 50)
-    reference = mrr_recall(
-        [ranked_documents(chunk_documents[i] for i in row if i >= 0) for row in found], [g for _, g in queries]
-    )
-
-    rankings, latencies = [], []
-    for text, _ in queries:
-        start = time.perf_counter()
-        response = await kb.query(text, mode="vector_search", top_k=50)
-        latencies.append(time.perf_counter() - start)
-        rankings.append(ranked_documents(r.document_id for r in response.results))
-    heta = mrr_recall(rankings, [g for _, g in queries])
-    kb.close()
-    return {
-        "articles": len(articles),
-        "chunks": len(chunk_texts),
-        "queries": len(queries),
-        "reference_st_faiss": reference,
-        "reference_note": "SentenceTransformer.encode + faiss.IndexFlatIP over the same chunks; a document ranks by its best chunk",
-        "vector_search": heta,
-        "vector_search_query_latency_with_embedding": percentiles_ms(latencies),
-        "build": {
-            "embed_chunks_s": round(step_seconds["embed_chunks"], 2),
-            "index_vectors_s": round(step_seconds["index_vectors"], 2),
-            "heta_embed_and_index_s": round(heta_seconds, 2),
-            "raw_encode_and_add_s": round(raw.seconds, 2),
-            "heta_chunks_per_s": round(len(chunk_texts) / heta_seconds, 1),
-            "raw_chunks_per_s": round(len(chunk_texts) / raw.seconds, 1),
-            "throughput_ratio": round(raw.seconds / heta_seconds, 3),
-        },
-        "build_stats": {s.name: s.stats for s in report.steps},
-    }
 
 
 # --- synthetic vectors -------------------------------------------------------------------
@@ -293,18 +196,7 @@ def _scale_in_child(n: int, index: str, query_count: int) -> dict:
 
 
 def print_table(result: dict) -> None:
-    q = result.get("quality")
     rows = []
-    if q:
-        rows += [
-            ("quality: reference ST+IndexFlatIP MRR@10 / R@10", f"{q['reference_st_faiss']['mrr@10']:.3f} / {q['reference_st_faiss']['recall@10']:.3f}"),
-            ("quality: vector_search MRR@10 / R@10", f"{q['vector_search']['mrr@10']:.3f} / {q['vector_search']['recall@10']:.3f}"),
-            ("build: articles / chunks", f"{q['articles']} / {q['chunks']}"),
-            ("build: Heta embed+index s (chunks/s)", f"{q['build']['heta_embed_and_index_s']} ({q['build']['heta_chunks_per_s']})"),
-            ("build: raw encode+add s (chunks/s)", f"{q['build']['raw_encode_and_add_s']} ({q['build']['raw_chunks_per_s']})"),
-            ("build: throughput ratio Heta/raw (target >= 0.9)", f"{q['build']['throughput_ratio']}"),
-            ("query with embedding p50/p95 ms", f"{q['vector_search_query_latency_with_embedding']['p50_ms']} / {q['vector_search_query_latency_with_embedding']['p95_ms']}"),
-        ]
     lat = result.get("latency")
     if lat:
         rows += [
@@ -329,8 +221,7 @@ def print_table(result: dict) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes: 1,000 articles, 200 queries, 20k/100k vectors")
-    parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="small sizes: 20k/100k vectors")
     parser.add_argument("--skip-scale", action="store_true")
     parser.add_argument("--scale-size", type=int, default=None, help="vectors in the scale test (default 1,000,000)")
     parser.add_argument("--scale-index", choices=["ivf", "hnsw"], default="ivf")
@@ -347,23 +238,13 @@ def main() -> None:
         return
 
     started = time.perf_counter()
-    result: dict = {"machine": {"cpus": os.cpu_count()}, "model": MODEL, "quick": args.quick}
-    previous = Path(__file__).resolve().parent / "results" / "vector.json"
-    if (args.skip_quality or args.skip_scale) and previous.exists():
-        # a partial run keeps the parts it skipped from the last full run
-        kept = json.loads(previous.read_text())
-        if not kept.get("quick") and not args.quick:
-            result.update({k: kept[k] for k in ("quality", "scale") if k in kept})
+    result: dict = {"machine": {"cpus": os.cpu_count()}, "quick": args.quick}
     if not args.skip_scale:
         size = args.scale_size or (100_000 if args.quick else 1_000_000)
         result["scale"] = _scale_in_child(size, args.scale_index, args.scale_queries)
         write_result("vector", result)  # partial results survive an interrupted run
     with tempfile.TemporaryDirectory() as tmp:
         result["latency"] = latency_at(args.latency_size or (20_000 if args.quick else 100_000), 300, Path(tmp) / "latency")
-        write_result("vector", result)
-        if not args.skip_quality:
-            limit, queries = (1000, 200) if args.quick else (None, 1000)
-            result["quality"] = asyncio.run(quality_and_throughput(limit, queries, Path(tmp)))
     result["seconds"] = round(time.perf_counter() - started, 1)
     path = write_result("vector", result)
     print_table(result)

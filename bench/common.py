@@ -9,6 +9,7 @@ article is indexed as ``title. extract``; 1,000 queries are articles' short
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 import random
 import resource
 import statistics
@@ -82,5 +83,6 @@ class Timer:
 def write_result(name: str, data: dict) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    stamped = {**data, "written_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    path.write_text(json.dumps(stamped, indent=2, ensure_ascii=False) + "\n")
     return path

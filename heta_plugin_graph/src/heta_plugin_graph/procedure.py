@@ -48,7 +48,7 @@ class HetaGraphProcedure:
     rechunk: bool = False
     merge_chunks: bool = False
     #: embed entity/relation descriptions with their names; False embeds names only (for nlp graphs
-    #: ~10x cheaper to build, since their descriptions are whole sentences, but weaker graph search)
+    #: several times cheaper to build, since their entity descriptions are whole sentences)
     embed_descriptions: bool = True
 
     def expand(self) -> list[Any]:

@@ -10,19 +10,30 @@ from typing import Any
 import numpy as np
 from heta_framework.kb.documents import content_hash
 
+from heta_plugin_graph.extraction.nlp import CO_OCCURS
+
 ENTITY_COLLECTION = "graph_entities"
 RELATION_COLLECTION = "graph_relations"
 EMBED_BATCH = 256
 
 
 async def embed_texts(embedder: Any, texts: Sequence[str], *, context: Any = None, batch_size: int = EMBED_BATCH) -> np.ndarray:
-    """Embed in batches; the time spent is reported as ``embedding_ms`` so nobody mistakes it for extraction."""
+    """One vector per text, each distinct text embedded once, in batches.
+
+    Facts often share their text (every co-occurrence from one sentence embeds
+    that sentence). The time spent is reported as ``embedding_ms`` so nobody
+    mistakes it for extraction.
+    """
     started = time.perf_counter()
-    parts = [np.asarray(await embedder.embed(list(texts[i : i + batch_size])), dtype=np.float32) for i in range(0, len(texts), batch_size)]
+    distinct = list(dict.fromkeys(texts))
+    parts = [np.asarray(await embedder.embed(distinct[i : i + batch_size]), dtype=np.float32) for i in range(0, len(distinct), batch_size)]
     dimension = getattr(embedder, "dimension", 0) or 0
-    vectors = np.concatenate(parts) if parts else np.zeros((0, dimension), dtype=np.float32)
+    if not parts:
+        return np.zeros((0, dimension), dtype=np.float32)
+    row_of = {text: row for row, text in enumerate(distinct)}
+    vectors = np.concatenate(parts)[[row_of[text] for text in texts]]
     if context is not None:
-        context.count("embedded_texts", len(texts))
+        context.count("embedded_texts", len(distinct))
         context.count("embedding_ms", int((time.perf_counter() - started) * 1000))
     return vectors
 
@@ -37,9 +48,20 @@ def entity_text(name: str, type_name: str, description: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
-def relation_text(source_name: str, relation_name: str, target_name: str, description: str) -> str:
+def relation_text(source_name: str, relation_name: str, target_name: str, description: str, *,
+                  relation_type: str = "", with_description: bool = True) -> str:
+    """What a relation's vector embeds: ``A relation B``, with ``: description`` when descriptions are embedded.
+
+    A co-occurrence (the nlp extractor's relation) has no predicate: all it says is
+    that two names share the sentence in its description. Its vector is that
+    sentence's, whether or not descriptions are embedded: one sentence yields
+    several co-occurrences and is embedded once, which costs less than embedding
+    every "A co-occurs with B" and matches what the sentence is about.
+    """
+    if relation_type == CO_OCCURS and description:
+        return unicodedata.normalize("NFKC", description)
     head = f"{source_name} {relation_name} {target_name}"
-    return unicodedata.normalize("NFKC", f"{head}: {description}" if description else head)
+    return unicodedata.normalize("NFKC", f"{head}: {description}" if with_description and description else head)
 
 
 def open_collections(vector_store: Any, dimension: int) -> tuple[Any, Any]:

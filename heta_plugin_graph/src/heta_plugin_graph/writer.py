@@ -112,7 +112,8 @@ async def write_draft(
 
     entity_texts = {i: entity_text(e.name, e.type, described(e.description)) for i, e in stored_entities.items()}
     relation_texts = {
-        i: relation_text(endpoint_names.get(r.source_id, ""), r.name or r.type, endpoint_names.get(r.target_id, ""), described(r.description))
+        i: relation_text(endpoint_names.get(r.source_id, ""), r.name or r.type, endpoint_names.get(r.target_id, ""),
+                         r.description, relation_type=r.type, with_description=embed_descriptions)
         for i, r in stored_relations.items()
     }
     await _upsert_changed(

@@ -93,7 +93,7 @@ class StepContext:
 
     def document(self, document_id: str) -> Any:
         """The catalog entry (``DocumentRecord``) of a document in this knowledge base."""
-        return self.knowledge_base.documents[document_id]
+        return self.knowledge_base.document(document_id)
 
     def has_component(self, key: str) -> bool:
         return self.knowledge_base.has_component(key)

@@ -187,7 +187,12 @@ class KnowledgeBase:
 
     @property
     def documents(self) -> dict[str, DocumentRecord]:
+        """A copy of the catalog: document id -> ``DocumentRecord``."""
         return dict(self._catalog)
+
+    def document(self, document_id: str) -> DocumentRecord:
+        """One catalog entry, without copying the catalog (steps ask once per document)."""
+        return self._catalog[document_id]
 
     def _save_catalog(self) -> None:
         write_json_atomic(self.path / CATALOG_FILE, {k: attrs.asdict(v) for k, v in self._catalog.items()})

@@ -45,8 +45,9 @@ class BuildGraph:
     """Write entities, relations and their evidence; embed the new ones.
 
     ``embed_descriptions=False`` embeds only names (``name (type)``, ``A relation B``):
-    the nlp extractor's descriptions are whole sentences, so embedding names only makes
-    its graphs ~10x cheaper to build, at the cost of weaker graph search.
+    the nlp extractor's entity descriptions are whole sentences, so embedding names
+    only makes its graphs several times cheaper to build. A co-occurrence is embedded
+    as its sentence either way (see ``vectors.relation_text``).
     """
 
     name: ClassVar[str] = "build_graph"
