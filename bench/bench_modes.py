@@ -180,12 +180,12 @@ def raw_stage(work: Path, tier: str, query_count: int) -> dict:
     with Timer() as t:
         db = raw.sqlite_index(folder / "raw.sqlite", pairs)
     step("persist_chunks", "sqlite3 INSERT + FTS5, one transaction", t.seconds)
-    out["latency"]["sql_text_search"] = {"library": "sqlite3 FTS5 MATCH + bm25()", **percentiles_ms(timed_queries(raw.sqlite_searcher(db), queries))}
+    out["latency"]["sql_text_search"] = {"library": "sqlite3 FTS5 MATCH + bm25()", **percentiles_ms(timed_queries(raw.sqlite_searcher(db, DEPTH), queries))}
 
     with Timer() as t:
         ix = raw.whoosh_index(folder / "whoosh", pairs)
     step("index_full_text", "whoosh writer (StemmingAnalyzer), one commit", t.seconds)
-    out["latency"]["full_text_search"] = {"library": "whoosh searcher, BM25F, OR query", **percentiles_ms(timed_queries(raw.whoosh_searcher(ix), queries))}
+    out["latency"]["full_text_search"] = {"library": "whoosh searcher, BM25F, OR query", **percentiles_ms(timed_queries(raw.whoosh_searcher(ix, DEPTH), queries))}
 
     model = raw.sentence_transformer()
     raw.encode(model, ["warm up the model and its thread pool"] * 32)
@@ -198,11 +198,11 @@ def raw_stage(work: Path, tier: str, query_count: int) -> dict:
         by_text = dict(zip(json.loads((work / "raw-texts-10k.json").read_text()), np.load(work / "raw-vectors-10k.npy")))
         vectors = np.stack([by_text[text] for text in texts])
     with Timer() as t:
-        index = raw.faiss_flat(vectors)
-    step("index_vectors", "faiss.IndexFlatIP.add", t.seconds)
+        index = raw.faiss_flat(vectors, folder / "index.faiss")
+    step("index_vectors", "faiss.IndexFlatIP.add + write_index", t.seconds)
     out["latency"]["vector_search"] = {
         "library": "SentenceTransformer.encode(query) + IndexFlatIP.search",
-        **percentiles_ms(timed_queries(lambda q: index.search(raw.encode(model, [q]), raw.TOP_K), queries)),
+        **percentiles_ms(timed_queries(lambda q: index.search(raw.encode(model, [q]), DEPTH), queries)),
     }
 
     if tier == "10k":

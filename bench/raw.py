@@ -39,14 +39,14 @@ def sqlite_index(path: Path, chunks: Sequence[tuple[str, str]]) -> sqlite3.Conne
     return db
 
 
-def sqlite_searcher(db: sqlite3.Connection) -> Callable[[str], list]:
+def sqlite_searcher(db: sqlite3.Connection, k: int = TOP_K) -> Callable[[str], list]:
     from heta_framework.builtin.stores.sqlite_chunks import fts_match_expression
 
     def search(text: str) -> list:
         return db.execute(
             "SELECT chunks.id, chunks.text, bm25(chunks_fts) AS r FROM chunks_fts JOIN chunks ON chunks.rowid = chunks_fts.rowid"
             " WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?",
-            (fts_match_expression(text), TOP_K),
+            (fts_match_expression(text), k),
         ).fetchall()
 
     return search
@@ -70,7 +70,7 @@ def whoosh_index(folder: Path, chunks: Sequence[tuple[str, str]]):
     return ix
 
 
-def whoosh_searcher(ix) -> Callable[[str], list]:
+def whoosh_searcher(ix, k: int = TOP_K) -> Callable[[str], list]:
     from whoosh.qparser import OrGroup, QueryParser
     from whoosh.scoring import BM25F
 
@@ -78,7 +78,7 @@ def whoosh_searcher(ix) -> Callable[[str], list]:
     searcher = ix.searcher(weighting=BM25F())
 
     def search(text: str) -> list:
-        return [(hit["id"], hit["text"], hit.score) for hit in searcher.search(parser.parse(text), limit=TOP_K)]
+        return [(hit["id"], hit["text"], hit.score) for hit in searcher.search(parser.parse(text), limit=k)]
 
     return search
 
@@ -147,11 +147,14 @@ def encode(model, texts: Sequence[str]) -> np.ndarray:
     return np.asarray(model.encode(list(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
 
 
-def faiss_flat(vectors: np.ndarray):
+def faiss_flat(vectors: np.ndarray, path: Path | None = None):
+    """An exact inner-product index of ``vectors``, written to ``path`` when given (as a persisted index is)."""
     import faiss
 
     index = faiss.IndexFlatIP(vectors.shape[1])
     index.add(vectors)
+    if path is not None:
+        faiss.write_index(index, str(path))
     return index
 
 

@@ -100,7 +100,9 @@ def _modes_sections(data: dict) -> list[str]:
             "throughput is the 10k figure), and the raw FAISS add reuses the raw 10k vectors. "
             f"The raw sentence-transformers side encodes a random {_fmt(check.get('sampled_chunks'))}-chunk sample (its chunks/s "
             "is the raw figure); those vectors matched Heta's to within "
-            f"{check.get('max_abs_difference_vs_cache', 0):.1e}, so the reference index takes Heta's cached vectors for the other chunks.",
+            f"{check.get('max_abs_difference_vs_cache', 0):.1e}, so the reference index takes Heta's cached vectors for the other chunks. "
+            "Beside the FAISS file, `index_vectors` writes each chunk's metadata row to SQLite (filters and hydration come from it), "
+            "and `persist_chunks` reads each document's chunk file and upserts, where the raw side only inserts.",
             "",
         ]
 
@@ -123,7 +125,8 @@ def _modes_sections(data: dict) -> list[str]:
             ])
         lines += _table(["mode", "10k", "raw 10k", "ratio", "100k", "raw 100k", "ratio", "fusion's own cost"], rows)
         libraries = {mode: row["library"] for mode, row in raw10.get("latency", {}).items()}
-        lines += ["Raw libraries: " + "; ".join(f"`{mode}` — {library}" for mode, library in libraries.items()) + ". "
+        lines += ["Raw libraries, asked for the same top 30 as the modes: "
+                  + "; ".join(f"`{mode}` — {library}" for mode, library in libraries.items()) + ". "
                   "The graph and composed modes have no single raw library; for the composed ones, the last column is the "
                   "fusion's own cost: its duration minus its slowest base search (they run concurrently), from `trace=True`. "
                   "The 100k knowledge base has no graph, so the graph and composed modes are measured at 10k only.", ""]
