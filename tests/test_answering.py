@@ -35,12 +35,6 @@ def base_engines():
 
 
 @pytest.fixture
-def server():
-    with ScriptedServer() as running:
-        yield running
-
-
-@pytest.fixture
 async def kb(tmp_path, server):
     model = LanguageModel(model_name="openai/answerer", base_url=server.base_url, api_key="sk-test-answer-42", options={"max_attempts": 1})
     return await fake_knowledge_base(tmp_path / "kb", base_engines(), models=KnowledgeModels(language=model), plugins=["heta_plugin_openai"])

@@ -46,12 +46,6 @@ def base_engines():
 
 
 @pytest.fixture
-def server():
-    with ScriptedServer() as running:
-        yield running
-
-
-@pytest.fixture
 async def kb(tmp_path, server):
     model = LanguageModel(
         model_name="openai/judge", base_url=server.base_url, api_key="sk-test-multihop-77", options={"max_attempts": 1, "timeout": 5}

@@ -49,12 +49,6 @@ def base_engines(vector_engine=FixedResultsEngine):
     ]
 
 
-@pytest.fixture
-def server():
-    with ScriptedServer() as running:
-        yield running
-
-
 def language(server: ScriptedServer) -> KnowledgeModels:
     model = LanguageModel(
         model_name="openai/rewriter", base_url=server.base_url, api_key="sk-test-rewrite-0001", options={"max_attempts": 1, "timeout": 5}
