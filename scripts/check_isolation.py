@@ -10,12 +10,12 @@ only the workspace's dev extra brings) goes unnoticed there. Here, for each
 2. ``torch==2.13.0`` first if the distribution (or a repo-local dependency) declares
    torch or sentence-transformers: the pinned CPU build lies on this machine's disk,
    an unpinned torch would pull gigabytes. Every install is also constrained to it;
-3. non-editable wheels of heta-framework, the distribution (with its ``test`` extra
+3. non-editable wheels of heta-core, the distribution (with its ``test`` extra
    if it has one) and the repo-local distributions it declares, plus pytest,
    pytest-asyncio and pytest-timeout;
 4. import its packages from the venv (not from the source tree), check that
    ``PluginRegistry.from_entry_points(strict=True)`` lists its distribution; for
-   heta-framework alone, check that faiss, whoosh, openai, cohere and torch are
+   heta-core alone, check that faiss, whoosh, openai, cohere and torch are
    *not* importable and that it still builds a knowledge base and answers
    ``sql_text_search``;
 5. run its own ``tests/`` with that venv's pytest.
@@ -46,12 +46,12 @@ WORK = ROOT / ".isolation"
 #: runs whose logs are kept in .isolation/ (wheels and venvs are removed after each run)
 KEPT_RUNS = 3
 DIST_GLOBS = ("core", "heta_plugin_*", "plugins/*")
-CORE = "heta-framework"
+CORE = "heta-core"
 TORCH_PIN = "torch==2.13.0"
 TORCH_USERS = frozenset({"torch", "sentence-transformers"})
 TEST_EXTRAS = ("test", "tests", "testing")
 TEST_TOOLS = ("pytest>=8.0", "pytest-asyncio>=0.23", "pytest-timeout>=2.2")
-#: what heta-framework must install and work without
+#: what heta-core must install and work without
 NOT_IN_CORE = ("faiss", "whoosh", "openai", "cohere", "torch")
 #: the root pyproject's pytest settings that matter, repeated because its testpaths must not apply
 PYTEST_OPTIONS = (
@@ -155,7 +155,7 @@ def discover() -> list[Distribution]:
             test_extra = next((e for e in TEST_EXTRAS if e in extras), None)
             entry_points = project.get("entry-points", {}).get("heta", {})
             packages = tuple(sorted({value.split(":")[0].split(".")[0] for value in entry_points.values()}))
-            if not packages:  # heta-framework: its plugin is built in, not an entry point
+            if not packages:  # heta-core: its plugin is built in, not an entry point
                 packages = tuple(p.name for p in sorted((folder / "src").glob("*")) if (p / "__init__.py").exists())
             found.append(
                 Distribution(
@@ -253,8 +253,8 @@ CHECK_SCRIPT = textwrap.dedent(
             continue
         importable.append(name)
     if importable:
-        problems.append("importable but must not be installed with heta-framework alone: " + ", ".join(importable))
-    if forbidden:  # heta-framework alone: it must still build a knowledge base and answer sql_text_search
+        problems.append("importable but must not be installed with heta-core alone: " + ", ".join(importable))
+    if forbidden:  # heta-core alone: it must still build a knowledge base and answer sql_text_search
         import asyncio, tempfile
         from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument
 
@@ -272,7 +272,7 @@ CHECK_SCRIPT = textwrap.dedent(
 
         found = asyncio.run(sql_text_search())
         if found != ["fleming"]:
-            problems.append(f"sql_text_search with heta-framework alone returned {found}, expected ['fleming']")
+            problems.append(f"sql_text_search with heta-core alone returned {found}, expected ['fleming']")
     print(json.dumps({"problems": problems, "plugins": distributions}))
     """
 )

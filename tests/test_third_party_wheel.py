@@ -1,4 +1,4 @@
-"""A third-party plugin as users get it: a wheel, pip-installed into a clean venv beside heta-framework's wheel.
+"""A third-party plugin as users get it: a wheel, pip-installed into a clean venv beside heta-core's wheel.
 
 No editable installs, no source tree on the path, no in-process registration:
 Heta must find ``heta-plugin-example`` through its ``heta`` entry point alone,
@@ -22,7 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = ROOT / "examples" / "documents"
-DISTRIBUTIONS = {"heta-framework": ROOT / "core", "heta-plugin-example": ROOT / "plugins" / "heta_plugin_example"}
+DISTRIBUTIONS = {"heta-core": ROOT / "core", "heta-plugin-example": ROOT / "plugins" / "heta_plugin_example"}
 
 # pip, venv creation and the two builds take most of a minute; leave room on a busy machine
 pytestmark = pytest.mark.timeout(900)
@@ -133,7 +133,7 @@ def venv(tmp_path_factory) -> Path:
 def test_installed_wheel_is_found_through_its_entry_point(venv, tmp_path):
     freeze = run([str(venv / "bin" / "python"), "-m", "pip", "list", "--format=json"], tmp_path)
     installed = {p["name"].lower(): p for p in json.loads(freeze)}
-    assert "heta-plugin-example" in installed and "heta-framework" in installed
+    assert "heta-plugin-example" in installed and "heta-core" in installed
     assert "editable_project_location" not in installed["heta-plugin-example"]
     assert not {"faiss-cpu", "whoosh-reloaded", "openai", "cohere", "torch"} & set(installed)
 

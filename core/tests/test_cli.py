@@ -35,7 +35,7 @@ def test_init_build_modes_query_delete(tmp_path, docs_dir):
 
 def test_plugins_lists_the_builtin_plugin():
     output = run("plugins")
-    assert "heta-framework" in output and "parse_documents" in output
+    assert "heta-core" in output and "parse_documents" in output
 
 
 def test_errors_are_short_and_say_what_to_do(tmp_path):

@@ -62,7 +62,7 @@ def test_broken_plugin_is_recorded_and_skipped(site):
 
 
 def test_incompatible_plugin_is_reported_not_loaded(site):
-    install_fake_distribution(site, "heta-plugin-future", "future_plugin", GOOD_PLUGIN, requires="heta-framework>=9.0")
+    install_fake_distribution(site, "heta-plugin-future", "future_plugin", GOOD_PLUGIN, requires="heta-core>=9.0")
     registry = PluginRegistry.from_entry_points()
     [failure] = [f for f in registry.failed if f.distribution == "heta-plugin-future"]
     assert failure.reason == "incompatible"
@@ -81,14 +81,14 @@ def test_duplicate_names_name_both_distributions(site):
 def test_a_plugin_cannot_take_a_builtin_name():
     from heta_framework.builtin.steps import ParseDocuments
 
-    with pytest.raises(DuplicateRegistrationError, match="heta-framework"):
+    with pytest.raises(DuplicateRegistrationError, match="heta-core"):
         make_registry(inline_plugin("copycat", steps=[ParseDocuments]))
 
 
 def test_builtin_registers_through_the_same_hooks():
     registry = make_registry()
     [builtin] = registry.plugins
-    assert builtin.distribution == "heta-framework"
+    assert builtin.distribution == "heta-core"
     assert builtin.registered["steps"] == ["parse_documents", "split_documents", "persist_chunks"]
     assert "sql_text_search" in builtin.registered["query_engines"]
 

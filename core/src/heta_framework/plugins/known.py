@@ -26,7 +26,7 @@ KNOWN_PROVIDERS: dict[str, str] = {
     "heta_graph_search": _GRAPH,
     "chunk_vector_index": f"{_VECTOR} (step index_vectors)",
     "chunk_full_text_index": f"{_FULLTEXT} (step index_full_text)",
-    "chunk_text_index": "heta-framework (step persist_chunks)",
+    "chunk_text_index": "heta-core (step persist_chunks)",
     "graph_tables": f"{_GRAPH} (step build_graph)",
     "graph_vector_index": f"{_GRAPH} (step build_graph)",
     # stores

@@ -27,7 +27,7 @@ from heta_framework.plugins.known import KNOWN_PROVIDERS
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "heta"
-CORE_DISTRIBUTION = "heta-framework"
+CORE_DISTRIBUTION = "heta-core"
 DEFAULT_PLUGINS = ("heta_framework.builtin.plugin",)
 
 #: hook name -> registry category
@@ -234,7 +234,7 @@ class PluginRegistry:
 
 
 def _incompatibility(dist: metadata.Distribution) -> str | None:
-    """A message when ``dist`` declares a heta-framework range the installed core is not in."""
+    """A message when ``dist`` declares a heta-core range the installed core is not in."""
     for line in dist.requires or ():
         try:
             requirement = Requirement(line)
@@ -244,8 +244,8 @@ def _incompatibility(dist: metadata.Distribution) -> str | None:
             continue
         if requirement.specifier and not requirement.specifier.contains(CORE_VERSION, prereleases=True):
             return (
-                f"{dist.name} {dist.version} supports heta-framework{requirement.specifier}, "
+                f"{dist.name} {dist.version} supports heta-core{requirement.specifier}, "
                 f"but {CORE_VERSION} is installed. Install a release of {dist.name} built for this core "
-                f"(pip install -U {dist.name}) or a matching heta-framework."
+                f"(pip install -U {dist.name}) or a matching heta-core."
             )
     return None

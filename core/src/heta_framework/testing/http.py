@@ -450,7 +450,7 @@ def last_user_message(request: RecordedRequest) -> str:
 
 # --- pytest ---------------------------------------------------------------------------
 
-try:  # pytest is a test-time tool, not a dependency of heta-framework
+try:  # pytest is a test-time tool, not a dependency of heta-core
     import pytest as _pytest
 except ImportError:  # pragma: no cover
     _pytest = None
