@@ -29,6 +29,10 @@ class RecipeValidationError(RecipeError):
         )
 
 
+class ForeignCoreError(HetaError):
+    """Another distribution (not heta-core) installed a ``heta_framework`` package."""
+
+
 class PluginError(HetaError):
     """A plugin could not be loaded or registered something invalid."""
 
@@ -47,6 +51,13 @@ class ModeUnavailableError(HetaError):
 
 class QueryRecursionError(HetaError):
     """A query engine called a mode that is already on the call stack."""
+
+
+class InvalidQueryError(HetaError, ValueError):
+    """A query's text, ``top_k``, filters or options are invalid (an unknown option, a value out of range).
+
+    The message is for the person who wrote the query: it names the field and what it accepts.
+    """
 
 
 class StepFailedError(HetaError):

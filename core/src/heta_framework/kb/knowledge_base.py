@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from heta_framework.common.secrets import Secret
-from heta_framework.errors import KnowledgeBaseError, UnknownNameError
+from heta_framework.errors import KnowledgeBaseError, RecipeError, RecipeValidationError, UnknownNameError
 from heta_framework.kb.atomic import read_json, write_json_atomic
 from heta_framework.kb.context import ProgressFactory, StepContext, no_progress
 from heta_framework.kb.documents import DocumentRecord, ParserSet, SourceDocument, content_hash
 from heta_framework.kb.recipe import KnowledgeModels, Recipe, expand_steps, validate_store_options
 from heta_framework.kb.record import BuildReport, RunRecord
 from heta_framework.kb.runner import run_steps, step_key, validate_steps
+from heta_framework.kb.sync import BackgroundLoop, SyncKnowledgeBase
 from heta_framework.kb.search import (
     QueryContext,
     QueryEngineRegistry,
@@ -77,8 +78,21 @@ class KnowledgeBase:
         self._components: dict[str, Any] = {}
         self._engines: QueryEngineRegistry = registry.query_engine_registry()
         self._lock = asyncio.Lock()
+        self._sync: SyncKnowledgeBase | None = None
 
     # --- opening -------------------------------------------------------------------
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> KnowledgeBase:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.close()
 
     @classmethod
     def create(cls, path: Path | str, recipe: Recipe, *, registry: PluginRegistry | None = None, exist_ok: bool = False) -> KnowledgeBase:
@@ -88,7 +102,7 @@ class KnowledgeBase:
         if (path / RECIPE_FILE).exists() and not exist_ok:
             raise KnowledgeBaseError(f"{path} already holds a knowledge base. Use KnowledgeBase.load({str(path)!r}) or pick another folder.")
         kb = cls(path, recipe, registry)
-        kb.validate()
+        kb._raise_if_invalid()
         path.mkdir(parents=True, exist_ok=True)
         recipe.save(path / RECIPE_FILE)
         return kb
@@ -105,17 +119,30 @@ class KnowledgeBase:
             recipe = attrs.evolve(recipe, models=models)
         return cls(path, recipe, registry)
 
-    def validate(self) -> None:
-        """Check every step's requirements and every model provider; raise listing all problems."""
+    def validate(self) -> list[str]:
+        """Every problem that would stop a build (store options, step requirements, model providers); ``[]`` when it can run."""
+        problems: list[str] = []
         for slot, store in self.recipe.stores.items():
-            validate_store_options(slot, store, self.registry, f"$.stores.{slot}")
-        validate_steps(
-            self.steps,
-            components=self.component_keys,
-            registry=self.registry,
-            existing_queries=self.run_record.queries,
-            models=self.recipe.models.components(),
-        )
+            try:
+                validate_store_options(slot, store, self.registry, f"$.stores.{slot}")
+            except RecipeError as exc:
+                problems.append(str(exc))
+        try:
+            validate_steps(
+                self.steps,
+                components=self.component_keys,
+                registry=self.registry,
+                existing_queries=self.run_record.queries,
+                models=self.recipe.models.components(),
+            )
+        except RecipeValidationError as exc:
+            problems.extend(exc.problems)
+        return problems
+
+    def _raise_if_invalid(self) -> None:
+        problems = self.validate()
+        if problems:
+            raise RecipeValidationError(problems)
 
     # --- components ----------------------------------------------------------------
 
@@ -168,6 +195,10 @@ class KnowledgeBase:
                 component.flush()
 
     def close(self) -> None:
+        """Close every open store and model client, and stop the ``kb.sync`` loop thread."""
+        if self._sync is not None:
+            sync, self._sync = self._sync, None
+            sync.close()
         for key, component in list(self._components.items()):
             if hasattr(component, "close"):
                 try:
@@ -248,7 +279,7 @@ class KnowledgeBase:
         every document through every step again (caches still apply).
         """
         async with self._lock:
-            self.validate()
+            self._raise_if_invalid()
             await self._ingest(sources)
             keys = [step_key(i, s) for i, s in enumerate(self.steps)]
             last = self.run_record.last_run
@@ -317,14 +348,19 @@ class KnowledgeBase:
         options: Mapping[str, Any] | None = None,
         trace: bool = False,
     ) -> QueryResponse:
-        """Query the knowledge base. Without ``mode``, the best available of ``DEFAULT_MODE_ORDER``."""
+        """Query the knowledge base. Without ``mode``, the best available of ``DEFAULT_MODE_ORDER``.
+
+        ``response.metadata["mode"]`` names the mode that ran.
+        """
         if mode is None:
             available = self.available_queries
             mode = next((m for m in DEFAULT_MODE_ORDER if m in available), None)
             if mode is None:
                 raise KnowledgeBaseError("No query mode is available yet: build the knowledge base first (`heta build PATH`).")
         request = QueryRequest(text=text, mode=mode, top_k=top_k, filters=filters or {}, options=options or {}, trace=trace)
-        return await self._run_query(request, stack=())
+        response = await self._run_query(request, stack=())
+        # which mode ran, so a caller that let Heta choose can tell (the CLI's --json shows it)
+        return attrs.evolve(response, metadata={**response.metadata, "mode": mode})
 
     async def _run_query(self, request: QueryRequest, *, stack: Sequence[str]) -> QueryResponse:
         engine = self._engines.get(request.mode)
@@ -436,26 +472,13 @@ class KnowledgeBase:
 
     @property
     def sync(self) -> SyncKnowledgeBase:
-        return SyncKnowledgeBase(self)
+        """Blocking calls that work from scripts, threads and inside a running event loop (``kb/sync.py``)."""
+        if self._sync is None:
+            self._sync = SyncKnowledgeBase(self, BackgroundLoop(f"heta-kb-{self.path.name}"))
+        return self._sync
 
 
 def _default_registry() -> PluginRegistry:
     from heta_framework.plugins.registry import PluginRegistry
 
     return PluginRegistry.from_entry_points()
-
-
-class SyncKnowledgeBase:
-    """Blocking wrappers for scripts and notebooks without an event loop: ``kb.sync.query(...)``."""
-
-    def __init__(self, kb: KnowledgeBase):
-        self._kb = kb
-
-    def build(self, sources: Iterable[Path | str | SourceDocument] = (), **kwargs: Any) -> BuildReport:
-        return asyncio.run(self._kb.build(sources, **kwargs))
-
-    def query(self, text: str, **kwargs: Any) -> QueryResponse:
-        return asyncio.run(self._kb.query(text, **kwargs))
-
-    def delete_documents(self, document_ids: Sequence[str]) -> None:
-        asyncio.run(self._kb.delete_documents(document_ids))

@@ -136,6 +136,20 @@ class BuildReport:
     def issues(self) -> list[StepIssue]:
         return [issue for step in self.steps for issue in step.issues]
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON ``heta build --json`` prints."""
+        return {
+            "run_id": self.run_id,
+            "document_count": self.document_count,
+            "resumed": self.resumed,
+            "steps": [
+                {"key": s.key, "name": s.name, "status": s.status, "seconds": round(s.seconds, 3), "stats": dict(s.stats),
+                 "issues": [issue_to_dict(i) for i in s.issues]}
+                for s in self.steps
+            ],
+            "issues": len(self.issues),
+        }
+
     def to_text(self) -> str:
         lines = [f"Build run {self.run_id}{' (resumed)' if self.resumed else ''}: {self.document_count} document(s)"]
         for step in self.steps:

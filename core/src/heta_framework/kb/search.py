@@ -129,6 +129,18 @@ class QueryResponse:
     def issues(self) -> list[Mapping[str, Any]]:
         return list(self.metadata.get("issues", ()))
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape the CLI's ``--json`` prints (``heta_framework.kb.serialize``)."""
+        from heta_framework.kb.serialize import response_to_dict
+
+        return response_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> QueryResponse:
+        from heta_framework.kb.serialize import response_from_dict
+
+        return response_from_dict(data)
+
 
 def query_issue(code: str, message: str, action: str, **details: Any) -> dict[str, Any]:
     """A ``metadata["issues"]`` entry: a stable ``code``, a readable ``message``, the ``action`` taken."""

@@ -52,3 +52,15 @@ def provider_hint(text: str) -> str:
         if word in KNOWN_PROVIDERS:
             return f" (provided by {KNOWN_PROVIDERS[word]})"
     return ""
+
+
+def known_distribution(name: str) -> str | None:
+    """The first-party distribution that usually provides ``name`` (a step, mode, asset or store), if one does."""
+    hint = KNOWN_PROVIDERS.get(name, "")
+    first = hint.split(" ", 1)[0]
+    return first if first.startswith("heta-") else None
+
+
+def known_modes() -> dict[str, str]:
+    """Query modes of first-party plugins -> their distribution (so ``heta modes`` can list those not installed)."""
+    return {name: dist for name in KNOWN_PROVIDERS if name.endswith("_search") and (dist := known_distribution(name))}

@@ -19,6 +19,7 @@ import pluggy
 from packaging.requirements import Requirement
 
 from heta_framework import __version__ as CORE_VERSION
+from heta_framework.distribution import CORE_DISTRIBUTION, check_core_distribution
 from heta_framework.errors import DuplicateRegistrationError, PluginError, UnknownNameError, did_you_mean
 from heta_framework.kb.search import QueryEngineRegistry
 from heta_framework.plugins import hookspecs
@@ -27,7 +28,6 @@ from heta_framework.plugins.known import KNOWN_PROVIDERS
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "heta"
-CORE_DISTRIBUTION = "heta-core"
 DEFAULT_PLUGINS = ("heta_framework.builtin.plugin",)
 
 #: hook name -> registry category
@@ -87,7 +87,11 @@ class PluginRegistry:
 
     @classmethod
     def from_entry_points(cls, *, strict: bool = False) -> PluginRegistry:
-        """Core's built-in plugin plus every plugin installed under the ``heta`` entry-point group."""
+        """Core's built-in plugin plus every plugin installed under the ``heta`` entry-point group.
+
+        Raises ``ForeignCoreError`` first when another project's ``heta_framework`` is installed.
+        """
+        check_core_distribution()
         registry = cls._with_defaults(strict=strict)
         for entry_point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
             distribution = entry_point.dist.name if entry_point.dist else entry_point.value

@@ -1,0 +1,169 @@
+"""``heta build``, ``heta documents``, ``heta remove`` and ``heta delete``: what the knowledge base holds."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+import click
+
+from heta_framework.cli.common import open_kb
+from heta_framework.cli.output import UserError, emit_json, print_plain, table
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.option("--rebuild", is_flag=True, help="Run every document through every step again.")
+@click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON (no progress bar).")
+@click.pass_obj
+def build(obj: dict, paths: tuple[str, ...], rebuild: bool, as_json: bool) -> None:
+    """Add documents (files or folders) and build; an interrupted build resumes."""
+    from heta_framework.cli.progress import RichProgress, make_progress
+    from heta_framework.kb.context import no_progress
+
+    with open_kb(obj["kb"]) as kb:
+        sources = [Path(p) for p in paths]
+        if as_json:
+            report = kb.sync.build(sources, rebuild=rebuild, progress=no_progress)
+            emit_json(report.to_dict())
+            return
+        with make_progress() as progress:
+            report = kb.sync.build(sources, rebuild=rebuild, progress=RichProgress(progress))
+        print_plain(report.to_text())
+
+
+def _when(timestamp: float | None) -> str:
+    if not timestamp:
+        return ""
+    return datetime.datetime.fromtimestamp(timestamp).isoformat(sep=" ", timespec="seconds")
+
+
+def document_chunks(kb: Any, document_id: str) -> list[Any]:
+    """The chunks ``split_documents`` made of one document ([] before it ran)."""
+    from heta_framework.builtin.steps.split import chunks_key
+    from heta_framework.kb.documents import chunk_from_dict
+
+    objects = kb.objects
+    key = chunks_key(document_id)
+    return [chunk_from_dict(item) for item in objects.get_json(key)] if objects.exists(key) else []
+
+
+def document_to_dict(kb: Any, record: Any, *, with_chunks: bool = False) -> dict[str, Any]:
+    data = attrs.asdict(record)
+    chunks = document_chunks(kb, record.id)
+    data["chunks"] = len(chunks)
+    if with_chunks:
+        data["chunk_texts"] = [{"id": c.id, "start": c.start, "end": c.end, "text": c.text} for c in chunks]
+    return data
+
+
+@click.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def documents(ctx: click.Context, as_json: bool) -> None:
+    """List the documents: id, source, state, chunks, size. `heta documents show ID` for one."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with open_kb(ctx.obj["kb"]) as kb:
+        rows = [document_to_dict(kb, record) for record in kb.documents.values()]
+    rows.sort(key=lambda row: row["source"])
+    if as_json:
+        emit_json({"documents": rows})
+        return
+    columns = ["id", "source", "state", "chunks", "bytes", "modified"]
+    table(
+        f"{len(rows)} document(s)",
+        columns,
+        [[r["id"], r["source"], r["state"], str(r["chunks"]), str(r["size"]), _when(r.get("modified"))] for r in rows],
+    )
+
+
+@documents.command("show")
+@click.argument("document_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def show_document(obj: dict, document_id: str, as_json: bool) -> None:
+    """One document's catalog entry and its chunks."""
+    with open_kb(obj["kb"]) as kb:
+        record = _find(kb, document_id)
+        data = document_to_dict(kb, record, with_chunks=True)
+    if as_json:
+        emit_json(data)
+        return
+    for key, value in data.items():
+        if key not in ("chunk_texts", "metadata"):
+            print_plain(f"{key:<14} {value}")
+    if data.get("metadata"):
+        print_plain(f"{'metadata':<14} {data['metadata']}")
+    for chunk in data["chunk_texts"]:
+        print_plain(f"  [{chunk['start']}:{chunk['end']}] {' '.join(chunk['text'].split())[:120]}")
+
+
+def _find(kb: Any, document_id: str) -> Any:
+    try:
+        return kb.document(document_id)
+    except KeyError:
+        from heta_framework.errors import did_you_mean
+
+        raise UserError(f"No document {document_id!r} in {kb.path}. {did_you_mean(document_id, kb.documents)}") from None
+
+
+def _matching_sources(kb: Any, sources: tuple[str, ...]) -> list[str]:
+    """Ids of documents whose source is one of ``sources`` or lies under one of them (a folder)."""
+    wanted = [Path(s).resolve() for s in sources]
+    found = []
+    for record in kb.documents.values():
+        source = Path(record.source)
+        if any(source == w or source.is_relative_to(w) for w in wanted):
+            found.append(record.id)
+    return found
+
+
+@click.command()
+@click.argument("document_ids", nargs=-1)
+@click.option("--source", "sources", multiple=True, type=click.Path(), help="Remove the documents from this file or folder; repeat for more.")
+@click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def remove(obj: dict, document_ids: tuple[str, ...], sources: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
+    """Remove documents (by id, or by --source) and everything derived from them, from every store."""
+    if not document_ids and not sources:
+        raise click.UsageError("Name document ids, or --source PATH (see `heta documents`).")
+    with open_kb(obj["kb"]) as kb:
+        for document_id in document_ids:
+            _find(kb, document_id)
+        matched = _matching_sources(kb, sources)
+        if sources and not matched:
+            raise UserError(f"No document of {kb.path} comes from {', '.join(sources)}. See `heta documents`.")
+        ids = list(dict.fromkeys([*document_ids, *matched]))
+        removed = [{"id": i, "source": kb.document(i).source} for i in ids]
+        if not dry_run:
+            kb.sync.delete_documents(ids)
+    if as_json:
+        emit_json({"dry_run": dry_run, "documents": removed})
+        return
+    verb = "Would remove" if dry_run else "Removed"
+    for item in removed:
+        print_plain(f"{verb} {item['id']}  {item['source']}")
+
+
+@click.command()
+@click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def delete(obj: dict, dry_run: bool, as_json: bool) -> None:
+    """Remove everything the build created (raw inputs and the recipe are kept)."""
+    with open_kb(obj["kb"]) as kb:
+        plan = kb.delete(dry_run=dry_run)
+    if as_json:
+        emit_json({"dry_run": dry_run, "paths": list(plan.paths), "kept": list(plan.kept)})
+        return
+    verb = "Would remove" if dry_run else "Removed"
+    for path in plan.paths:
+        print_plain(f"{verb} {path}")
+    print_plain(f"Kept: {', '.join(plan.kept)}")
+
+
+COMMANDS = (build, documents, remove, delete)
