@@ -1,11 +1,16 @@
-"""A third-party plugin as users get it: a wheel, pip-installed into a clean venv beside heta-core's wheel.
+"""Plugins as users get them: wheels, pip-installed by name into a clean venv.
+
+Every distribution's wheel is built into one folder (offline, ``--no-build-isolation``)
+and ``pip install --find-links WHEELS heta-plugin-example`` installs the plugin by name,
+so pip itself must choose our core: the package index also holds an unrelated
+``heta-framework`` that a plugin depending on that name would pull in. A dry-run
+resolution of every other plugin checks the same. Third-party dependencies come from
+the package registry through pip's usual configuration and cache.
 
 No editable installs, no source tree on the path, no in-process registration:
 Heta must find ``heta-plugin-example`` through its ``heta`` entry point alone,
 keep ``title_search`` unavailable until a recipe runs ``index_titles``, and
-answer it afterwards. Both wheels are built offline (``--no-build-isolation``);
-core's dependencies come from the package registry through pip's usual
-configuration and cache. Takes about a minute.
+answer it afterwards. Takes a minute or two.
 """
 
 from __future__ import annotations
@@ -16,13 +21,19 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = ROOT / "examples" / "documents"
-DISTRIBUTIONS = {"heta-core": ROOT / "core", "heta-plugin-example": ROOT / "plugins" / "heta_plugin_example"}
+#: every distribution of the repository: name -> folder
+DISTRIBUTIONS = {
+    tomllib.loads(pyproject.read_text())["project"]["name"]: pyproject.parent
+    for pyproject in sorted([ROOT / "core" / "pyproject.toml", *ROOT.glob("heta_plugin_*/pyproject.toml"), *ROOT.glob("plugins/*/pyproject.toml")])
+}
+WHEELS = "wheels"
 
 # pip, venv creation and the two builds take most of a minute; leave room on a busy machine
 pytestmark = pytest.mark.timeout(900)
@@ -111,29 +122,65 @@ def run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> str
 
 def build_wheel(source: Path, scratch: Path, out: Path) -> Path:
     # From a copy, so the build leaves no build/ or *.egg-info in the work tree.
-    copy = scratch / source.name
+    copy = scratch / "sources" / source.name
     shutil.copytree(source, copy, ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", "tests"))
-    target = out / source.name
-    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(target), str(copy)], scratch, os.environ.copy())
-    [wheel] = target.glob("*.whl")
+    before = set(out.glob("*.whl"))
+    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), str(copy)], scratch, os.environ.copy())
+    [wheel] = set(out.glob("*.whl")) - before
     return wheel
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory) -> Path:
-    """A fresh venv (no system site-packages) with the two wheels installed, and nothing else of the repo."""
-    work = tmp_path_factory.mktemp("third-party-wheel")
-    wheels = [build_wheel(source, work, work / "wheels") for source in DISTRIBUTIONS.values()]
+def work(tmp_path_factory) -> Path:
+    """A scratch folder with every distribution's wheel in ``wheels/``."""
+    folder = tmp_path_factory.mktemp("wheels")
+    (folder / WHEELS).mkdir()
+    for source in DISTRIBUTIONS.values():
+        build_wheel(source, folder, folder / WHEELS)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def venv(work) -> Path:
+    """A fresh venv (no system site-packages) where pip installed heta-plugin-example by name from the wheels."""
     folder = work / "venv"
     run([sys.executable, "-m", "venv", str(folder)], work)
-    run([str(folder / "bin" / "python"), "-m", "pip", "install", "--quiet", *map(str, wheels)], work)
+    run([str(folder / "bin" / "python"), "-m", "pip", "install", "--quiet", "--find-links", str(work / WHEELS), "heta-plugin-example"], work)
     return folder
+
+
+def test_pip_chooses_our_core_for_the_plugin(venv, work, tmp_path):
+    freeze = run([str(venv / "bin" / "python"), "-m", "pip", "list", "--format=json"], tmp_path)
+    installed = {p["name"].lower(): p["version"] for p in json.loads(freeze)}
+    core_version = tomllib.loads((ROOT / "core" / "pyproject.toml").read_text())["project"]["version"]
+    assert installed["heta-core"] == core_version
+    assert "heta-framework" not in installed  # the unrelated project of that name on the index
+    probe = "import heta_framework, heta_framework.distribution as d; d.check_core_distribution(); print(heta_framework.__file__)"
+    where = run([str(venv / "bin" / "python"), "-c", probe], tmp_path).strip()
+    assert Path(where).is_relative_to(venv)
+    versions = dict(line.split(" ", 1) for line in run([str(venv / "bin" / "heta"), "--version"], tmp_path).splitlines())
+    assert versions["heta-core"] == core_version and "heta-plugin-example" in versions
+
+
+@pytest.mark.parametrize("plugin", sorted(name for name in DISTRIBUTIONS if name not in ("heta-core", "heta-plugin-example")))
+def test_every_plugin_resolves_to_our_core(plugin, work, tmp_path):
+    """pip's own resolution (a dry run against the index plus our wheels) picks heta-core from our wheel."""
+    report_file = tmp_path / "report.json"
+    python = work / "venv" / "bin" / "python"
+    if not python.exists():
+        run([sys.executable, "-m", "venv", str(work / "venv")], work)
+    run([str(python), "-m", "pip", "install", "--quiet", "--dry-run", "--ignore-installed", "--find-links", str(work / WHEELS),
+         "--report", str(report_file), plugin], tmp_path)
+    chosen = {item["metadata"]["name"].lower(): item["download_info"]["url"] for item in json.loads(report_file.read_text())["install"]}
+    assert "heta-framework" not in chosen
+    assert chosen["heta-core"].startswith((work / WHEELS).as_uri())
 
 
 def test_installed_wheel_is_found_through_its_entry_point(venv, tmp_path):
     freeze = run([str(venv / "bin" / "python"), "-m", "pip", "list", "--format=json"], tmp_path)
     installed = {p["name"].lower(): p for p in json.loads(freeze)}
     assert "heta-plugin-example" in installed and "heta-core" in installed
+    assert "heta-framework" not in installed
     assert "editable_project_location" not in installed["heta-plugin-example"]
     assert not {"faiss-cpu", "whoosh-reloaded", "openai", "cohere", "torch"} & set(installed)
 
