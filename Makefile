@@ -5,6 +5,10 @@ BIN    := $(VENV)/bin
 # every distribution in the repo (those present), installed editable
 DISTS  := $(patsubst %/pyproject.toml,%,$(wildcard core/pyproject.toml heta_plugin_*/pyproject.toml plugins/*/pyproject.toml))
 STAMP  := $(VENV)/.installed
+# optional extras that make and test install with every distribution (users pick their own)
+EXTRAS_core := [documents]
+EXTRAS_plugins/heta_plugin_fulltext := [chinese,tantivy]
+DIST_SPECS := $(foreach d,$(DISTS),-e "./$(d)$(EXTRAS_$(d))")
 
 .PHONY: install demo test bench clean
 
@@ -14,7 +18,7 @@ $(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(DISTS))
 	$(PYTHON) -m venv $(VENV)
 	# torch first, pinned: 2.13.0 is a CPU build on this machine's disk; an unpinned torch pulls gigabytes of CUDA.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e ".[dev]" $(addprefix -e ./,$(DISTS))
+	$(BIN)/pip install --quiet -e ".[dev]" $(DIST_SPECS)
 	touch $(STAMP)
 
 demo: $(STAMP)

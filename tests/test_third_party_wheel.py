@@ -142,10 +142,14 @@ def work(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def venv(work) -> Path:
-    """A fresh venv (no system site-packages) where pip installed heta-plugin-example by name from the wheels."""
+    """A fresh venv (no system site-packages) where pip installed heta-plugin-example by name from the wheels.
+
+    With core's ``documents`` extra, as a user with Word files does (the bundled documents hold one).
+    """
     folder = work / "venv"
     run([sys.executable, "-m", "venv", str(folder)], work)
-    run([str(folder / "bin" / "python"), "-m", "pip", "install", "--quiet", "--find-links", str(work / WHEELS), "heta-plugin-example"], work)
+    install = ["install", "--quiet", "--find-links", str(work / WHEELS), "heta-plugin-example", "heta-core[documents]"]
+    run([str(folder / "bin" / "python"), "-m", "pip", *install], work)
     return folder
 
 

@@ -11,6 +11,23 @@ class BinaryDocumentError(DocumentParseError):
     """The bytes are not text in any encoding we can detect."""
 
 
+class ParserDependencyError(DocumentParseError):
+    """The parser's library is an optional extra of heta-core that is not installed."""
+
+
+def _require(module: str, extra: str, what: str):
+    """Import a parser library, or say which extra brings it (core stays light without them)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ParserDependencyError(
+            f"{what} needs the {module} package, which is not installed: pip install 'heta-core[{extra}]' "
+            "(or 'heta-core[documents]' for every format), then run the build again with --rebuild"
+        ) from None
+
+
 def decode_text(data: bytes) -> str:
     """Bytes -> text: UTF-8 (with or without BOM) first, then charset-normalizer's best guess."""
     if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -46,8 +63,8 @@ def parse_html(data: bytes, name: str) -> ParseResult:
 
 
 def parse_pdf(data: bytes, name: str) -> ParseResult:
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+    pypdf = _require("pypdf", "pdf", "Reading PDF files")
+    PdfReader, PyPdfError = pypdf.PdfReader, pypdf.errors.PyPdfError
 
     try:
         reader = PdfReader(io.BytesIO(data))
@@ -70,8 +87,7 @@ def parse_pdf(data: bytes, name: str) -> ParseResult:
 def parse_docx(data: bytes, name: str) -> ParseResult:
     import zipfile
 
-    import docx
-
+    docx = _require("docx", "docx", "Reading Word files")
     try:
         document = docx.Document(io.BytesIO(data))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:

@@ -13,7 +13,7 @@ from heta_plugin_fulltext.analyzers import ANALYZERS
 from heta_plugin_fulltext.engine import FullTextSearchEngine
 from heta_plugin_fulltext.protocol import TextIndexStore
 from heta_plugin_fulltext.step import IndexFullText
-from heta_plugin_fulltext.tantivy_store import TantivyStoreConfig, TantivyTextIndex
+from heta_plugin_fulltext.tantivy_config import TantivyStoreConfig
 from heta_plugin_fulltext.whoosh_store import WhooshStoreConfig, WhooshTextIndex
 
 __all__ = [
@@ -26,6 +26,21 @@ __all__ = [
     "WhooshStoreConfig",
     "WhooshTextIndex",
 ]
+
+
+def __getattr__(name: str):
+    # tantivy is the [tantivy] extra: import its store only when asked for
+    if name == "TantivyTextIndex":
+        from heta_plugin_fulltext.tantivy_store import TantivyTextIndex
+
+        return TantivyTextIndex
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _open_tantivy(config, kb_root):
+    from heta_plugin_fulltext.tantivy_store import TantivyTextIndex
+
+    return TantivyTextIndex.open(config, kb_root)
 
 
 @hookimpl
@@ -45,6 +60,6 @@ def register_stores(register):
                   description="Whoosh index folder, BM25F (pure Python)")
     )
     register(
-        StoreType("tantivy", "text", TantivyTextIndex.open, TantivyStoreConfig,
+        StoreType("tantivy", "text", _open_tantivy, TantivyStoreConfig,
                   description="tantivy index folder, BM25 (Rust; much faster to build and query)")
     )

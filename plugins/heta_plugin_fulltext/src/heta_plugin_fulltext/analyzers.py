@@ -18,6 +18,8 @@ import re
 import threading
 from collections.abc import Iterator
 
+from heta_plugin_fulltext.extras import check_available, require
+
 ANALYZERS = ("english", "chinese", "standard")
 
 #: words that carry no meaning in a Chinese query ("的", "是", ...); jieba ships no such list
@@ -31,6 +33,8 @@ _WORD_CHAR = re.compile(r"\w")
 def check_analyzer(name: str) -> str:
     if name not in ANALYZERS:
         raise ValueError(f"analyzer must be one of {', '.join(repr(a) for a in ANALYZERS)}, got {name!r}")
+    if name == "chinese":
+        check_available("jieba", "chinese", 'The analyzer "chinese"')
     return name
 
 
@@ -44,8 +48,7 @@ def _jieba():
     if _jieba_tokenizer is None:
         with _jieba_lock:
             if _jieba_tokenizer is None:
-                import jieba
-
+                jieba = require("jieba", "chinese", 'The analyzer "chinese"')
                 # jieba announces every dictionary load on stderr at DEBUG level; libraries log, never print
                 logging.getLogger("jieba").setLevel(logging.WARNING)
                 tokenizer = jieba.Tokenizer()

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from heta_framework.errors import KnowledgeBaseError
+from heta_framework.kb.query_options import NoOptions
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, chunk_result, query_issue
 
 from heta_plugin_fulltext.protocol import TextIndexStore
@@ -23,6 +24,7 @@ FULL_TEXT_ASSET = SearchAssetRef(kind=ASSET_KIND)
 class FullTextSearchEngine:
     mode: ClassVar[str] = "full_text_search"
     required_assets: ClassVar[frozenset[SearchAssetRef]] = frozenset({FULL_TEXT_ASSET})
+    options_type: ClassVar[type] = NoOptions  # any option given is an error, not silently ignored
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
         asset = context.find_asset(FULL_TEXT_ASSET)

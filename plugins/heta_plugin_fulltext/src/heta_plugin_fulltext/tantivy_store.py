@@ -17,26 +17,12 @@ import tantivy
 
 from heta_framework.kb.documents import Chunk
 
-from heta_plugin_fulltext.analyzers import check_analyzer
 from heta_plugin_fulltext.manifest import settle_manifest
 from heta_plugin_fulltext.records import chunk_from_record, chunk_record, filter_groups, filter_terms
+from heta_plugin_fulltext.tantivy_config import TantivyStoreConfig
 from heta_plugin_fulltext.tantivy_analysis import tantivy_analyzer, tantivy_tokenizer_name, text_preparer
 
 BACKEND = "tantivy"
-
-
-def _analyzer_name(instance: Any, attribute: attrs.Attribute, value: str) -> None:
-    check_analyzer(value)
-
-
-@attrs.frozen
-class TantivyStoreConfig:
-    """``[stores.text] type = "tantivy"`` options. ``threads = 0`` lets tantivy pick (one per core)."""
-
-    path: str = "text_index"
-    analyzer: str = attrs.field(default="english", validator=_analyzer_name)
-    memory_mb: int = 128
-    threads: int = 0
 
 
 def tantivy_schema(analyzer: str) -> tantivy.Schema:

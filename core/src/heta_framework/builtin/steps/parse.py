@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from heta_framework.builtin.parsers import BinaryDocumentError
+from heta_framework.builtin.parsers import BinaryDocumentError, ParserDependencyError
 from heta_framework.kb.steps import (
     StepCapabilities,
     StepCleanupPlan,
@@ -86,6 +86,12 @@ class ParseDocuments:
                 result = await asyncio.to_thread(parser.parse, data, record.name)
             except BinaryDocumentError as exc:
                 context.report("binary_document", f"{where}: {exc}.", subject=subject, action="skipped_document", outcome="Not indexed.")
+                continue
+            except ParserDependencyError as exc:
+                context.report(
+                    "parser_dependency_missing", f"{where}: {exc}.", subject=subject, action="skipped_document",
+                    outcome="Not indexed until the extra is installed.",
+                )
                 continue
             except Exception as exc:  # DocumentParseError, or a parser bug: neither may stop the build
                 context.report(
