@@ -68,8 +68,10 @@ class GraphSearchOptions:
 def relevance_terms(text: str) -> set[str]:
     """Normalised words, plus character bigrams of CJK runs (Chinese has no spaces)."""
     terms: set[str] = set()
-    for word in _WORDS.findall(normalize_name(text)):
-        if _CJK.search(word):
+    normalized = normalize_name(text)
+    has_cjk = _CJK.search(normalized) is not None  # once per text: most texts have none, and words need no check
+    for word in _WORDS.findall(normalized):
+        if has_cjk and _CJK.search(word):
             chars = list(word)
             terms.update(chars[i] + chars[i + 1] for i in range(len(chars) - 1))
             terms.update(chars)
@@ -109,8 +111,8 @@ class HetaGraphSearchEngine:
         entity_name, relation_name = names.get("entities", ENTITY_COLLECTION), names.get("relations", RELATION_COLLECTION)
         if not vector_store.has_collection(entity_name):
             return QueryResponse(metadata={"issues": [query_issue("empty_graph", "The graph has no entity vectors yet.", "returned_nothing")]})
-        embedder = context.get_component("models.embedding")
-        query_vector = np.asarray(await embedder.embed([request.text]), dtype=np.float32)
+        # once per request: hybrid_search's vector_search needs the same vector
+        query_vector = np.asarray(await context.embed_query(request.text), dtype=np.float32).reshape(1, -1)
         entities_collection = vector_store.collection(entity_name)
         relations_collection = vector_store.collection(relation_name) if vector_store.has_collection(relation_name) else None
         return await asyncio.to_thread(
@@ -143,8 +145,9 @@ class HetaGraphSearchEngine:
                     if seed in seeds and other not in entity_scores and other not in via:
                         via[other] = (relation.id, seed)
             if via:
-                # rank neighbours by their own similarity to the query, not by how they were reached
-                ranked = entities_collection.search(query_vector, len(via), filters={"entity_id": list(via)})[0]
+                # rank neighbours by their own similarity to the query, not by how they were reached; the record
+                # id is the entity id and an indexed column (a metadata key would be a scan over every entity)
+                ranked = entities_collection.search(query_vector, len(via), filters={"id": list(via)})[0]
                 for hit in ranked[: options.max_neighbors]:
                     relation_id, seed = via[hit.id]
                     entity_scores[hit.id] = (
@@ -163,6 +166,8 @@ class HetaGraphSearchEngine:
         chunk_ids = {row[0] for rows in (*entity_evidence.values(), *relation_evidence.values()) for row in rows}
         chunks = graph.get_chunks(list(chunk_ids))
         query_terms = relevance_terms(request.text)
+        # a chunk backs many facts: score it once per query, not once per fact it supports
+        relevance = {chunk_id: lexical_relevance(query_terms, chunk.text) for chunk_id, chunk in chunks.items()}
 
         def evidence_for(fact_result_id: str, rows: Sequence[tuple[str, str, str]]) -> tuple[QueryResult, ...]:
             found = []
@@ -170,7 +175,7 @@ class HetaGraphSearchEngine:
                 chunk = chunks.get(chunk_id)
                 if chunk is None or not _matches(chunk.metadata, request.filters):
                     continue
-                score = lexical_relevance(query_terms, chunk.text)
+                score = relevance[chunk_id]
                 found.append((-score, position, QueryResult(
                     id=chunk_id, text=chunk.text, score=score, kind="chunk",
                     metadata={**dict(chunk.metadata), "document_id": document_id, "evidence_for": fact_result_id,

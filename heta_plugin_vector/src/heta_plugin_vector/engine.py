@@ -50,7 +50,7 @@ class VectorSearchEngine:
                     f"{client.model_name!r}. Query with the same model (KnowledgeBase.load(path, models=...)) or rebuild the "
                     "knowledge base with the new model (kb.delete(), then kb.build())."
                 )
-            vector = (await client.embed([request.text]))[0]
+            vector = await context.embed_query(request.text)  # once per request, however many modes need it
         query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
         if query.shape[1] != collection.dimension:
             raise ModelError(

@@ -27,6 +27,7 @@ from heta_framework.errors import KnowledgeBaseError, RecipeError, RecipeValidat
 from heta_framework.kb.atomic import read_json, write_json_atomic
 from heta_framework.kb.context import ProgressFactory, StepContext, no_progress
 from heta_framework.kb.documents import DocumentRecord, ParserSet, SourceDocument, content_hash
+from heta_framework.kb.query_memo import QueryMemo
 from heta_framework.kb.recipe import KnowledgeModels, Recipe, expand_steps, validate_store_options
 from heta_framework.kb.record import BuildReport, RunRecord
 from heta_framework.kb.runner import run_steps, step_key, validate_steps
@@ -362,10 +363,10 @@ class KnowledgeBase:
         # which mode ran, so a caller that let Heta choose can tell (the CLI's --json shows it)
         return attrs.evolve(response, metadata={**response.metadata, "mode": mode})
 
-    async def _run_query(self, request: QueryRequest, *, stack: Sequence[str]) -> QueryResponse:
+    async def _run_query(self, request: QueryRequest, *, stack: Sequence[str], memo: QueryMemo | None = None) -> QueryResponse:
         engine = self._engines.get(request.mode)
         check_available(self._engines, engine, self.search_assets, self.component_keys)
-        context = QueryContext(self, request, stack)
+        context = QueryContext(self, request, stack, memo)
         started = time.perf_counter()
         response = await engine.query(request, context)
         response = await self._maybe_answer(request, response)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 from heta_framework.errors import ModeUnavailableError, QueryRecursionError, UnknownNameError, did_you_mean
+from heta_framework.kb.query_memo import QueryMemo
 
 if TYPE_CHECKING:
     from heta_framework.kb.steps import ComponentRef
@@ -231,11 +232,13 @@ class QueryContext:
     mode is available, and records a nested trace node when tracing.
     """
 
-    def __init__(self, kb: Any, request: QueryRequest, stack: Sequence[str] = ()):
+    def __init__(self, kb: Any, request: QueryRequest, stack: Sequence[str] = (), memo: QueryMemo | None = None):
         self._kb = kb
         self.request = request
         self.stack: tuple[str, ...] = (*stack, request.mode)
         self.children: list[TraceNode] = []
+        #: shared by every engine this top-level request runs (nested contexts get the same one)
+        self.memo = memo if memo is not None else QueryMemo()
 
     @property
     def knowledge_base(self) -> Any:
@@ -252,6 +255,14 @@ class QueryContext:
 
     def is_available(self, mode: str) -> bool:
         return mode in self._kb.available_queries
+
+    async def embed_query(self, text: str, model_key: str = "models.embedding") -> Any:
+        """The embedding of ``text`` by the model ``model_key``, computed once per request.
+
+        Engines use this rather than ``client.embed`` so a composed mode whose
+        base modes all embed the query pays for one model call.
+        """
+        return await self.memo.embed(self.get_component(model_key), text)
 
     async def query(
         self,
@@ -276,7 +287,7 @@ class QueryContext:
             options=options or {},
             trace=self.request.trace,
         )
-        response = await self._kb._run_query(request, stack=self.stack)
+        response = await self._kb._run_query(request, stack=self.stack, memo=self.memo)
         if response.trace is not None:
             self.children.append(response.trace)
         return response

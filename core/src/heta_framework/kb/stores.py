@@ -69,7 +69,8 @@ class VectorCollectionProtocol(Protocol):
     """One named set of vectors (``chunks``, ``graph_entities``, ...) with JSON metadata beside them.
 
     Vectors are float32 ``(n, dimension)`` arrays; similarity is cosine.
-    ``filters`` match metadata keys exactly (a list value means any of them).
+    ``filters`` match metadata keys exactly (a list value means any of them); the key ``id``
+    matches the record id itself (indexed: no scan of the metadata).
     """
 
     @property
