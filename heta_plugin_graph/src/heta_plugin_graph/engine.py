@@ -37,6 +37,8 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
+from heta_framework.common.validators import number, one_of, whole_number
+from heta_framework.kb.query_options import parse_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef, query_issue
 from heta_framework.kb.steps import model_ref
 
@@ -50,19 +52,21 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 @attrs.frozen
 class GraphSearchOptions:
-    entity_top_k: int | None = None
-    relation_top_k: int | None = None
-    max_neighbors: int = 5
-    expand_from: int = 3
-    neighbor_weight: float = 0.8
-    max_evidence: int = 3
-    min_score: float = 0.0
-    include: str = "both"
+    """``heta_graph_search`` options (the table in this module's docstring); checked before the mode runs."""
+
+    entity_top_k: int | None = attrs.field(default=None, validator=whole_number(1, optional=True))
+    relation_top_k: int | None = attrs.field(default=None, validator=whole_number(1, optional=True))
+    max_neighbors: int = attrs.field(default=5, validator=whole_number(0))
+    expand_from: int = attrs.field(default=3, validator=whole_number(1))
+    neighbor_weight: float = attrs.field(default=0.8, validator=number(minimum=0))
+    max_evidence: int = attrs.field(default=3, validator=whole_number(0))
+    min_score: float = attrs.field(default=0.0, validator=number())
+    include: str = attrs.field(default="both", validator=one_of(("both", "entities", "relations")))
 
     @classmethod
     def from_request(cls, options: Mapping[str, Any]) -> GraphSearchOptions:
-        names = {f.name for f in attrs.fields(cls)}
-        return cls(**{k: v for k, v in options.items() if k in names})
+        """Typed options; an unknown option or a bad value raises ``InvalidQueryError``."""
+        return parse_options(cls, options, mode=GRAPH_SEARCH_MODE)
 
 
 def relevance_terms(text: str) -> set[str]:
@@ -100,6 +104,7 @@ class HetaGraphSearchEngine:
         {SearchAssetRef(kind="graph_tables"), SearchAssetRef(kind="graph_vector_index")}
     )
     required_components: ClassVar[frozenset] = frozenset({model_ref("embedding")})
+    options_type: ClassVar[type] = GraphSearchOptions
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
         options = GraphSearchOptions.from_request(request.options)

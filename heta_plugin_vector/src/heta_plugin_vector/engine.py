@@ -12,16 +12,28 @@ chunk metadata key); a list value means any of its values.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import attrs
 import numpy as np
+from heta_framework.common.validators import number, number_vector
 from heta_framework.errors import ModelError
+from heta_framework.kb.query_options import query_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef
 from heta_framework.kb.steps import ComponentRef, model_ref
 
 from heta_plugin_vector.steps import CHUNK_COLLECTION
 
 _ASSET = SearchAssetRef(kind="chunk_vector_index")
+
+
+@attrs.frozen
+class VectorSearchOptions:
+    #: drop hits whose cosine similarity is below it
+    min_score: float | None = attrs.field(default=None, validator=number(optional=True))
+    #: a precomputed query vector; the query text is then not embedded
+    vector: Sequence[float] | None = attrs.field(default=None, validator=number_vector())
 
 
 def hit_result(hit: Any, mode: str) -> QueryResult:
@@ -34,14 +46,16 @@ class VectorSearchEngine:
     mode: ClassVar[str] = "vector_search"
     required_assets: ClassVar[frozenset[SearchAssetRef]] = frozenset({_ASSET})
     required_components: ClassVar[frozenset[ComponentRef]] = frozenset({model_ref("embedding")})
+    options_type: ClassVar[type] = VectorSearchOptions
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
+        options: VectorSearchOptions = query_options(self, request)
         asset = context.find_asset(_ASSET)
         asset_metadata = dict(asset.metadata) if asset else {}
         store = context.get_component(asset.store if asset else "stores.vector")
         collection = store.collection(asset_metadata.get("collection", CHUNK_COLLECTION))
         built_model = asset_metadata.get("embedding_model")  # described by index_vectors on every build
-        vector = request.options.get("vector")
+        vector = options.vector
         if vector is None:
             client = context.get_component("models.embedding")
             if built_model is not None and built_model != client.model_name:
@@ -58,9 +72,8 @@ class VectorSearchEngine:
                 f"(built with {built_model or 'another model'}). Use the embedding model the index was built with."
             )
         hits = (await asyncio.to_thread(collection.search, query, request.top_k, dict(request.filters)))[0]
-        min_score = request.options.get("min_score")
-        if min_score is not None:
-            hits = [h for h in hits if h.score >= float(min_score)]
+        if options.min_score is not None:
+            hits = [h for h in hits if h.score >= float(options.min_score)]
         return QueryResponse(
             results=[hit_result(h, self.mode) for h in hits],
             metadata={"collection": collection.name, "embedding_model": built_model},

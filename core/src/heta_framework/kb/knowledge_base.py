@@ -28,6 +28,7 @@ from heta_framework.kb.atomic import read_json, write_json_atomic
 from heta_framework.kb.context import ProgressFactory, StepContext, no_progress
 from heta_framework.kb.documents import DocumentRecord, ParserSet, SourceDocument, content_hash
 from heta_framework.kb.query_memo import QueryMemo
+from heta_framework.kb.query_options import check_options
 from heta_framework.kb.recipe import KnowledgeModels, Recipe, expand_steps, validate_store_options
 from heta_framework.kb.record import BuildReport, RunRecord
 from heta_framework.kb.runner import run_steps, step_key, validate_steps
@@ -365,6 +366,7 @@ class KnowledgeBase:
 
     async def _run_query(self, request: QueryRequest, *, stack: Sequence[str], memo: QueryMemo | None = None) -> QueryResponse:
         engine = self._engines.get(request.mode)
+        check_options(engine, request)  # before anything runs: an unknown or bad option is the caller's mistake
         check_available(self._engines, engine, self.search_assets, self.component_keys)
         context = QueryContext(self, request, stack, memo)
         started = time.perf_counter()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 from heta_framework.errors import ModeUnavailableError, QueryRecursionError, UnknownNameError, did_you_mean
+from heta_framework.kb.query_input import check_filters, check_text, check_top_k
 from heta_framework.kb.query_memo import QueryMemo
 
 if TYPE_CHECKING:
@@ -58,8 +59,10 @@ class QueryRequest:
     trace: bool = False
 
     def __attrs_post_init__(self) -> None:
-        if self.top_k < 1:
-            raise ValueError(f"top_k must be at least 1, got {self.top_k}")
+        # checked here, once, so every mode (and every engine a composed mode calls) sees the same clean input
+        check_text("The query text", self.text, allow_nul=True)  # any text is a valid query; only metadata names must be clean
+        check_top_k(self.top_k)
+        check_filters(self.filters)
 
 
 @attrs.frozen
@@ -153,7 +156,10 @@ def query_issue(code: str, message: str, action: str, **details: Any) -> dict[st
 
 @runtime_checkable
 class QueryEngineProtocol(Protocol):
-    """A query mode. ``required_components`` (a frozenset of ``ComponentRef``) is optional."""
+    """A query mode. Optional: ``required_components`` (a frozenset of ``ComponentRef``) and
+    ``options_type``, the attrs class of the mode's options (``heta_framework.kb.query_options``;
+    without it the mode takes no options, and any option given is an error).
+    """
 
     @property
     def mode(self) -> str: ...
@@ -282,7 +288,7 @@ class QueryContext:
         request = QueryRequest(
             text=text,
             mode=mode,
-            top_k=top_k or self.request.top_k,
+            top_k=self.request.top_k if top_k is None else top_k,
             filters=self.request.filters if filters is None else filters,
             options=options or {},
             trace=self.request.trace,

@@ -342,10 +342,15 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 json=parsed,
             )
             server._enter(request)
+            left = False
             try:
                 reply = server._answer(request)
                 server._sleep(reply.delay)
                 payload, content_type = reply.encoded()
+                # Leave before the first byte goes out: once the client has its answer it may read
+                # in_flight at once, and must never see this request still counted.
+                server._leave()
+                left = True
                 self.send_response(reply.status)
                 headers = {"Content-Type": content_type, **reply.headers, "Content-Length": str(len(payload))}
                 for name, value in headers.items():
@@ -356,7 +361,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError, socket.timeout):
                 pass  # the client gave up (time-out test); nothing to answer
             finally:
-                server._leave()
+                if not left:
+                    server._leave()
 
         def _read_body(self) -> bytes:
             if self.headers.get("Transfer-Encoding", "").lower() == "chunked":

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import attrs
 
 from heta_framework.kb.documents import chunk_from_dict
+from heta_framework.kb.query_options import NoOptions
 from heta_framework.kb.search import (
     QueryContext,
     QueryRequest,
@@ -44,6 +45,8 @@ class TitleSearchEngine:
 
     mode: ClassVar[str] = "title_search"
     required_assets: ClassVar[frozenset[SearchAssetRef]] = frozenset({TITLE_INDEX})
+    #: the attrs class of this mode's options; ``NoOptions``: it has none, and any option given is an error
+    options_type: ClassVar[type] = NoOptions
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
         wanted = query_words(request.text)

@@ -1,71 +1,80 @@
-"""Reading and checking the options of the composed modes (``candidate_top_k``, ``rrf_k``, ...).
+"""The typed options of the composed modes (``candidate_top_k``, ``rrf_k``, ``hybrid_weights``, ``max_rounds``).
 
-A bad option value is the caller's mistake, not a recoverable problem, so it
-raises ``ValueError`` naming the option and what it accepts.
+Names and defaults are the spec's. A bad value or an unknown option raises
+``InvalidQueryError`` before the mode runs (``heta_framework.kb.query_options``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from numbers import Real
 from typing import Any
 
+import attrs
+
 from heta_framework.builtin.engines.fusion import DEFAULT_RRF_K
-from heta_framework.kb.search import QueryRequest
+from heta_framework.common.validators import number, weights_for, whole_number
+from heta_framework.kb.query_options import accepted_options
 
 MAX_DEFAULT_CANDIDATES = 50
+DEFAULT_HYBRID_WEIGHTS = {"vector_search": 1.0, "heta_graph_search": 1.0}
+DEFAULT_MAX_ROUNDS = 3
 
-#: options a composed mode hands down to the composed mode it calls (never ``answer``:
-#: only the outermost mode answers)
+
+def _weights(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    return None if value is None else dict(value) if isinstance(value, Mapping) else value
+
+
+@attrs.frozen
+class FusionOptions:
+    """Options of every mode that fuses ranked lists by RRF."""
+
+    #: candidates recalled from each base mode; default ``min(top_k * 3, 50)``
+    candidate_top_k: int | None = attrs.field(default=None, validator=whole_number(1, optional=True))
+    #: the RRF smoothing constant
+    rrf_k: float = attrs.field(default=DEFAULT_RRF_K, validator=number(minimum=0))
+
+    def candidates(self, top_k: int) -> int:
+        return self.candidate_top_k if self.candidate_top_k is not None else min(top_k * 3, MAX_DEFAULT_CANDIDATES)
+
+
+@attrs.frozen
+class HybridSearchOptions(FusionOptions):
+    """``hybrid_search`` options; modes left out of ``hybrid_weights`` keep their default weight."""
+
+    #: fusion weight per base mode, default ``{"vector_search": 1.0, "heta_graph_search": 1.0}``
+    hybrid_weights: Mapping[str, float] | None = attrs.field(
+        default=None, converter=_weights, validator=weights_for(DEFAULT_HYBRID_WEIGHTS)
+    )
+
+    def weights(self) -> dict[str, float]:
+        return {**DEFAULT_HYBRID_WEIGHTS, **{mode: float(w) for mode, w in (self.hybrid_weights or {}).items()}}
+
+
+@attrs.frozen
+class RerankSearchOptions(HybridSearchOptions):
+    """``heta_rerank_search`` options; ``hybrid_weights`` is handed down to ``hybrid_search``."""
+
+
+@attrs.frozen
+class RewriteSearchOptions(HybridSearchOptions):
+    """``heta_rewrite_search`` options; the fusion options are also handed down to the base mode."""
+
+
+@attrs.frozen
+class MultihopSearchOptions(HybridSearchOptions):
+    """``heta_multihop_search`` options; the fusion options are handed down to the base mode."""
+
+    #: search rounds at most
+    max_rounds: int = attrs.field(default=DEFAULT_MAX_ROUNDS, validator=whole_number(1))
+
+
+#: options a composed mode hands down to the mode it calls (never ``answer``: only the outermost mode answers)
 FORWARDED_OPTIONS = ("candidate_top_k", "rrf_k", "hybrid_weights")
 
 
-def candidate_top_k(request: QueryRequest) -> int:
-    """Candidates recalled from each base mode: ``options["candidate_top_k"]``, default ``min(top_k * 3, 50)``."""
-    value = request.options.get("candidate_top_k")
-    if value is None:
-        return min(request.top_k * 3, MAX_DEFAULT_CANDIDATES)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"options.candidate_top_k must be a whole number of at least 1, got {value!r}")
-    return value
-
-
-def rrf_k(request: QueryRequest) -> float:
-    """The RRF smoothing constant: ``options["rrf_k"]``, default 60."""
-    value = request.options.get("rrf_k", DEFAULT_RRF_K)
-    if isinstance(value, bool) or not isinstance(value, Real) or value < 0:
-        raise ValueError(f"options.rrf_k must be a number of at least 0, got {value!r}")
-    return float(value)
-
-
-def mode_weights(request: QueryRequest, option: str, defaults: Mapping[str, float]) -> dict[str, float]:
-    """Per-mode fusion weights from ``options[option]``; modes left out keep their default."""
-    given = request.options.get(option)
-    if given is None:
-        return dict(defaults)
-    if not isinstance(given, Mapping):
-        raise ValueError(f"options.{option} must map mode names to weights, e.g. {dict(defaults)!r}; got {given!r}")
-    unknown = sorted(set(given) - set(defaults))
-    if unknown:
-        raise ValueError(f"options.{option} has unknown mode(s) {', '.join(map(repr, unknown))}; known: {', '.join(defaults)}")
-    weights = dict(defaults)
-    for mode, weight in given.items():
-        if isinstance(weight, bool) or not isinstance(weight, Real) or weight < 0:
-            raise ValueError(f"options.{option}[{mode!r}] must be a number of at least 0, got {weight!r}")
-        weights[mode] = float(weight)
-    return weights
-
-
-def positive_int(request: QueryRequest, option: str, default: int) -> int:
-    value = request.options.get(option, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"options.{option} must be a whole number of at least 1, got {value!r}")
-    return value
-
-
-def forwarded_options(request: QueryRequest, *, candidates: int | None = None) -> dict[str, Any]:
-    """The fusion options to hand to a composed base mode; ``candidates`` pins ``candidate_top_k``."""
+def forwarded_options(request: Any, context: Any, mode: str, *, candidates: int | None = None) -> dict[str, Any]:
+    """The fusion options given to ``request`` that ``mode``'s engine takes; ``candidates`` pins ``candidate_top_k``."""
     options = {name: request.options[name] for name in FORWARDED_OPTIONS if name in request.options}
     if candidates is not None:
         options["candidate_top_k"] = candidates
-    return options
+    return accepted_options(context.knowledge_base.query_engines.get(mode), options)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar
 
-from heta_framework.builtin.engines.composed_options import candidate_top_k, mode_weights, rrf_k
+from heta_framework.builtin.engines.composed_options import DEFAULT_HYBRID_WEIGHTS, HybridSearchOptions
 from heta_framework.builtin.engines.fusion import RankedList, merge_issues, reciprocal_rank_fusion
 from heta_framework.builtin.engines.mode_assets import HYBRID_ASSETS
+from heta_framework.kb.query_options import query_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef
 
-DEFAULT_HYBRID_WEIGHTS = {"vector_search": 1.0, "heta_graph_search": 1.0}
+__all__ = ["DEFAULT_HYBRID_WEIGHTS", "HybridSearchEngine"]
 
 
 class HybridSearchEngine:
@@ -22,11 +23,13 @@ class HybridSearchEngine:
 
     mode: ClassVar[str] = "hybrid_search"
     required_assets: ClassVar[frozenset[SearchAssetRef]] = HYBRID_ASSETS
+    options_type: ClassVar[type] = HybridSearchOptions
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
-        candidates = candidate_top_k(request)
-        smoothing = rrf_k(request)
-        weights = mode_weights(request, "hybrid_weights", DEFAULT_HYBRID_WEIGHTS)
+        options: HybridSearchOptions = query_options(self, request)
+        candidates = options.candidates(request.top_k)
+        smoothing = options.rrf_k
+        weights = options.weights()
         base_modes = [mode for mode, weight in weights.items() if weight > 0]
         responses = await asyncio.gather(*(context.query(request.text, mode=mode, top_k=candidates) for mode in base_modes))
         fused = reciprocal_rank_fusion(

@@ -25,23 +25,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
 from heta_framework.builtin.answering import INSUFFICIENT, citations_for, evidence_block, parse_json_object
-from heta_framework.builtin.engines.composed_options import forwarded_options, positive_int
+from heta_framework.builtin.engines.composed_options import MultihopSearchOptions, forwarded_options
 from heta_framework.builtin.engines.fusion import merge_issues
 from heta_framework.builtin.engines.mode_assets import assets_of
 from heta_framework.builtin.engines.model_failures import describe_failure
 from heta_framework.common.models import Message
+from heta_framework.kb.query_options import query_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef, query_issue
 from heta_framework.kb.steps import ComponentRef, model_ref
 
 log = logging.getLogger(__name__)
 
 LANGUAGE = model_ref("language")
-DEFAULT_MAX_ROUNDS = 3
 
 EXTRACT_SCHEMA = {
     "type": "object",
@@ -118,6 +118,8 @@ class MultihopSearchEngine:
         self.required_assets: frozenset[SearchAssetRef] = assets_of(base_mode, required_assets)
         self.required_components: frozenset[ComponentRef] = frozenset({LANGUAGE})
 
+    options_type: ClassVar[type] = MultihopSearchOptions
+
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
         return await _Session(self, request, context).run()
 
@@ -129,7 +131,7 @@ class _Session:
         self.engine = engine
         self.request = request
         self.context = context
-        self.max_rounds = positive_int(request, "max_rounds", DEFAULT_MAX_ROUNDS)
+        self.max_rounds = query_options(engine, request).max_rounds
         self.model = context.get_component(LANGUAGE.key)
         self.evidence: dict[str, QueryResult] = {}  # useful results, each once, in the order found
         self.retrieved: dict[str, QueryResult] = {}  # everything retrieved, each once
@@ -165,7 +167,10 @@ class _Session:
     async def _round(self, number: int, query: str) -> tuple[str | None, str | None]:
         """Run one round; return (answer, None) when answered, else (None, next query or None to stop)."""
         response = await self.context.query(
-            query, mode=self.engine.base_mode, top_k=self.request.top_k, options=forwarded_options(self.request)
+            query,
+            mode=self.engine.base_mode,
+            top_k=self.request.top_k,
+            options=forwarded_options(self.request, self.context, self.engine.base_mode),
         )
         self.nested_issues.append(response.issues)
         results = list(response.results)

@@ -14,10 +14,11 @@ from typing import ClassVar
 
 import attrs
 
-from heta_framework.builtin.engines.composed_options import candidate_top_k, forwarded_options, rrf_k
+from heta_framework.builtin.engines.composed_options import RerankSearchOptions, forwarded_options
 from heta_framework.builtin.engines.fusion import RankedList, merge_issues, reciprocal_rank_fusion
 from heta_framework.builtin.engines.mode_assets import RERANK_ASSETS
 from heta_framework.builtin.engines.model_failures import describe_failure
+from heta_framework.kb.query_options import query_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef, query_issue
 
 log = logging.getLogger(__name__)
@@ -33,12 +34,16 @@ class RerankSearchEngine:
 
     mode: ClassVar[str] = "heta_rerank_search"
     required_assets: ClassVar[frozenset[SearchAssetRef]] = RERANK_ASSETS
+    options_type: ClassVar[type] = RerankSearchOptions
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
-        candidates = candidate_top_k(request)
-        smoothing = rrf_k(request)
+        options: RerankSearchOptions = query_options(self, request)
+        candidates = options.candidates(request.top_k)
+        smoothing = options.rrf_k
         hybrid, full_text = await asyncio.gather(
-            context.query(request.text, mode="hybrid_search", top_k=candidates, options=forwarded_options(request)),
+            context.query(
+                request.text, mode="hybrid_search", top_k=candidates, options=forwarded_options(request, context, "hybrid_search")
+            ),
             context.query(request.text, mode="full_text_search", top_k=candidates),
         )
         fused = reciprocal_rank_fusion(

@@ -11,14 +11,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from heta_framework.builtin.answering import parse_json_object
-from heta_framework.builtin.engines.composed_options import candidate_top_k, forwarded_options, rrf_k
+from heta_framework.builtin.engines.composed_options import RewriteSearchOptions, forwarded_options
 from heta_framework.builtin.engines.fusion import RankedList, merge_issues, reciprocal_rank_fusion
 from heta_framework.builtin.engines.mode_assets import assets_of
 from heta_framework.builtin.engines.model_failures import describe_failure
 from heta_framework.common.models import Message
+from heta_framework.kb.query_options import query_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, query_issue
 from heta_framework.kb.steps import ComponentRef, model_ref
 
@@ -66,16 +67,19 @@ class RewriteSearchEngine:
         self.required_assets: frozenset[SearchAssetRef] = assets_of(base_mode, required_assets)
         self.required_components: frozenset[ComponentRef] = frozenset({LANGUAGE})
 
+    options_type: ClassVar[type] = RewriteSearchOptions
+
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
+        options: RewriteSearchOptions = query_options(self, request)
         variants, issue = await self._variants(request, context)
         if issue is not None:
             return await self._base_search_only(request, context, issue)
-        candidates = candidate_top_k(request)
-        smoothing = rrf_k(request)
+        candidates = options.candidates(request.top_k)
+        smoothing = options.rrf_k
         queries = [request.text, *variants]
         responses = await asyncio.gather(
             *(
-                context.query(text, mode=self.base_mode, top_k=candidates, options=forwarded_options(request))
+                context.query(text, mode=self.base_mode, top_k=candidates, options=forwarded_options(request, context, self.base_mode))
                 for text in queries
             )
         )
@@ -120,7 +124,9 @@ class RewriteSearchEngine:
         return variants, None
 
     async def _base_search_only(self, request: QueryRequest, context: QueryContext, issue: dict[str, Any]) -> QueryResponse:
-        response = await context.query(request.text, mode=self.base_mode, top_k=request.top_k, options=forwarded_options(request))
+        response = await context.query(
+            request.text, mode=self.base_mode, top_k=request.top_k, options=forwarded_options(request, context, self.base_mode)
+        )
         metadata: dict[str, Any] = {"queries": [request.text], "issues": merge_issues([issue], response.issues)}
         return QueryResponse(results=response.results, metadata=metadata)
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar
 
+from heta_framework.kb.query_options import NoOptions
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, chunk_result
 
 
 class SqlTextSearchEngine:
     mode: ClassVar[str] = "sql_text_search"
     required_assets: ClassVar[frozenset[SearchAssetRef]] = frozenset({SearchAssetRef(kind="chunk_text_index")})
+    options_type: ClassVar[type] = NoOptions  # any option given is an error, not silently ignored
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
         asset = context.find_asset(SearchAssetRef(kind="chunk_text_index"))
