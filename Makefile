@@ -10,7 +10,7 @@ EXTRAS_core := [documents]
 EXTRAS_plugins/heta_plugin_fulltext := [chinese,tantivy]
 DIST_SPECS := $(foreach d,$(DISTS),-e "./$(d)$(EXTRAS_$(d))")
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench clean wheels
 
 install: $(STAMP)
 
@@ -31,8 +31,12 @@ bench: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[bench]"
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python bench/run_all.py
 
+# every distribution's wheel in dist/: `pip install --find-links dist/ heta-plugin-...` (docs/getting-started.md)
+wheels: $(STAMP)
+	$(BIN)/python scripts/build_wheels.py --out dist
+
 clean:
-	rm -rf $(VENV) demo-kb .isolation
+	rm -rf $(VENV) demo-kb .isolation dist
 
 .PHONY: isolation
 # each distribution alone in a fresh venv (non-editable): its declared dependencies must suffice for its tests

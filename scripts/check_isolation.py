@@ -204,24 +204,15 @@ def tail(text: str, lines: int = 15) -> str:
 
 
 def build_wheels(distributions: list[Distribution], folder: RunFolder) -> dict[str, Path]:
-    """One wheel per distribution, built offline with the running Python's setuptools.
+    """One wheel per distribution, built as ``make wheels`` builds them (scripts/build_wheels.py)."""
+    from build_wheels import build_wheel
 
-    Each is built from a copy of its folder, so no ``build/`` or ``*.egg-info`` lands in the work tree.
-    """
     wheels: dict[str, Path] = {}
-    log = folder.log("wheels")
-    ignore = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".venv")
-    with tempfile.TemporaryDirectory(prefix="heta-isolation-src-") as scratch:
-        for distribution in distributions:
-            source = Path(scratch) / distribution.folder.name
-            shutil.copytree(distribution.folder, source, ignore=ignore)
-            target = folder.wheels / distribution.folder.name
-            command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(target), str(source)]
-            result = run(command, log, env=os.environ.copy())
-            built = sorted(target.glob("*.whl"))
-            if result.returncode != 0 or not built:
-                raise SystemExit(f"building the wheel of {distribution.label} failed:\n{tail(result.stdout)}")
-            wheels[distribution.name] = built[0]
+    for distribution in distributions:
+        try:
+            wheels[distribution.name] = build_wheel(distribution.folder, folder.wheels / distribution.folder.name)
+        except RuntimeError as exc:
+            raise SystemExit(f"building the wheel of {distribution.label} failed:\n{exc}") from None
     return wheels
 
 

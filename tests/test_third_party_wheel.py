@@ -15,9 +15,9 @@ answer it afterwards. Takes a minute or two.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -28,11 +28,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = ROOT / "examples" / "documents"
+
+def _load_build_wheels():
+    """scripts/build_wheels.py, the script behind `make wheels` (the same wheels users install)."""
+    spec = importlib.util.spec_from_file_location("build_wheels", ROOT / "scripts" / "build_wheels.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+build_wheels = _load_build_wheels()
 #: every distribution of the repository: name -> folder
-DISTRIBUTIONS = {
-    tomllib.loads(pyproject.read_text())["project"]["name"]: pyproject.parent
-    for pyproject in sorted([ROOT / "core" / "pyproject.toml", *ROOT.glob("heta_plugin_*/pyproject.toml"), *ROOT.glob("plugins/*/pyproject.toml")])
-}
+DISTRIBUTIONS = build_wheels.distribution_folders()
 WHEELS = "wheels"
 
 # pip, venv creation and the two builds take most of a minute; leave room on a busy machine
@@ -120,23 +127,11 @@ def run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> str
     return result.stdout
 
 
-def build_wheel(source: Path, scratch: Path, out: Path) -> Path:
-    # From a copy, so the build leaves no build/ or *.egg-info in the work tree.
-    copy = scratch / "sources" / source.name
-    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", "tests"))
-    before = set(out.glob("*.whl"))
-    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), str(copy)], scratch, os.environ.copy())
-    [wheel] = set(out.glob("*.whl")) - before
-    return wheel
-
-
 @pytest.fixture(scope="module")
 def work(tmp_path_factory) -> Path:
     """A scratch folder with every distribution's wheel in ``wheels/``."""
     folder = tmp_path_factory.mktemp("wheels")
-    (folder / WHEELS).mkdir()
-    for source in DISTRIBUTIONS.values():
-        build_wheel(source, folder, folder / WHEELS)
+    build_wheels.build_all(folder / WHEELS)
     return folder
 
 

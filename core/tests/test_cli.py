@@ -216,3 +216,26 @@ async def test_modes_name_the_distribution_to_install(sql_kb, docs_dir):
     hybrid = " ".join(rows["hybrid_search"]["reasons"])
     assert "pip install heta-plugin-vector" in hybrid and "pip install heta-plugin-graph" in hybrid
     assert rows["sql_text_search"]["available"] and rows["sql_text_search"]["install"] is None
+
+
+def _commands(group, prefix=()):
+    import click
+
+    for name, command in group.commands.items():
+        yield (*prefix, name), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*prefix, name))
+
+
+def test_every_command_and_option_is_in_the_cli_reference():
+    reference = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    missing = []
+    for path, command in _commands(cli):
+        if f"heta {' '.join(path)}" not in reference:
+            missing.append(" ".join(path))
+        for param in command.params:
+            missing += [f"{' '.join(path)} {opt}" for opt in param.opts if opt.startswith("-") and f"`{opt}" not in reference
+                        and f" {opt}" not in reference and f"[{opt}" not in reference]
+    for param in cli.params:
+        missing += [opt for opt in param.opts if opt.startswith("-") and f"`{opt}" not in reference]
+    assert not missing, f"document these in docs/cli.md: {missing}"

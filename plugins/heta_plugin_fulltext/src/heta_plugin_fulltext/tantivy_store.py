@@ -12,15 +12,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
 import tantivy
-
 from heta_framework.kb.documents import Chunk
 
 from heta_plugin_fulltext.manifest import settle_manifest
 from heta_plugin_fulltext.records import chunk_from_record, chunk_record, filter_groups, filter_terms
-from heta_plugin_fulltext.tantivy_config import TantivyStoreConfig
 from heta_plugin_fulltext.tantivy_analysis import tantivy_analyzer, tantivy_tokenizer_name, text_preparer
+from heta_plugin_fulltext.tantivy_config import TantivyStoreConfig
 
 BACKEND = "tantivy"
 

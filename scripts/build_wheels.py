@@ -1,0 +1,68 @@
+"""Build a wheel of every distribution in the repository: ``make wheels`` (into ``dist/``).
+
+Heta's distributions are not on the package index yet, so users (and the tests that
+install as users do) install them by name from these wheels::
+
+    pip install --find-links dist/ heta-plugin-vector heta-plugin-local
+
+Each wheel is built offline (``--no-build-isolation``, the running Python's setuptools)
+from a copy of its folder, so no ``build/`` or ``*.egg-info`` lands in the work tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DIST_GLOBS = ("core", "heta_plugin_*", "plugins/*")
+IGNORE = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".venv", "tests")
+
+
+def distribution_folders() -> dict[str, Path]:
+    """Distribution name -> folder, for every folder of the repository with a pyproject.toml."""
+    folders = sorted(p.parent for pattern in DIST_GLOBS for p in ROOT.glob(f"{pattern}/pyproject.toml"))
+    return {tomllib.loads((folder / "pyproject.toml").read_text())["project"]["name"]: folder for folder in folders}
+
+
+def build_wheel(source: Path, out: Path) -> Path:
+    """One wheel of the distribution in ``source``, written to ``out``; raises with pip's output on failure."""
+    out.mkdir(parents=True, exist_ok=True)
+    before = set(out.glob("*.whl"))
+    with tempfile.TemporaryDirectory(prefix="heta-wheel-src-") as scratch:
+        copy = Path(scratch) / source.name
+        shutil.copytree(source, copy, ignore=IGNORE)
+        command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), str(copy)]
+        result = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())
+    built = sorted(set(out.glob("*.whl")) - before)
+    if result.returncode != 0 or len(built) != 1:
+        raise RuntimeError(f"building the wheel of {source} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return built[0]
+
+
+def build_all(out: Path) -> dict[str, Path]:
+    """A wheel of every distribution in ``out`` (older wheels of the same names are replaced)."""
+    wheels = {}
+    for name, folder in distribution_folders().items():
+        for old in out.glob(f"{name.replace('-', '_')}-*.whl"):
+            old.unlink()
+        wheels[name] = build_wheel(folder, out)
+    return wheels
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "dist", help="folder for the wheels (default: dist/)")
+    args = parser.parse_args()
+    for name, wheel in build_all(args.out).items():
+        print(f"{name:<24} {wheel.relative_to(ROOT) if wheel.is_relative_to(ROOT) else wheel}")
+
+
+if __name__ == "__main__":
+    main()
