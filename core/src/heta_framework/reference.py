@@ -13,6 +13,7 @@ import attrs
 
 from heta_framework.common.models import EmbeddingModel
 from heta_framework.kb.recipe import ParserConfig
+from heta_framework.kb.query_options import options_type_of
 from heta_framework.kb.search import required_components
 
 
@@ -26,6 +27,8 @@ def _type_name(cls: type, field: attrs.Attribute) -> str:
 
 
 def _default(field: attrs.Attribute) -> str:
+    if "default_doc" in field.metadata:  # a default computed at run time, e.g. from top_k
+        return str(field.metadata["default_doc"])
     default = field.default
     if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
         try:
@@ -113,4 +116,17 @@ def generate_reference(registry: Any) -> str:
     for mode, engine in sorted(registry.items["query_engines"].items()):
         assets = _names(str(ref) for ref in engine.required_assets)
         out.append(f"| `{mode}` | {assets} | {_names(required_components(engine))} | {registry.owner('query_engines', mode)} |")
+    out += [
+        "",
+        "## Query options",
+        "",
+        "`kb.query(..., options={...})`. An option the mode does not list is an `InvalidQueryError` (with a",
+        "did-you-mean), as is a value of the wrong type or out of range. Every mode also takes `answer`",
+        "(`true`: a grounded answer with citations; needs `models.language`).",
+        "",
+    ]
+    for mode, engine in sorted(registry.items["query_engines"].items()):
+        options_type = options_type_of(engine)
+        out += [f"### `{mode}`", ""]
+        out += _fields_table(options_type)
     return "\n".join(out) + "\n"

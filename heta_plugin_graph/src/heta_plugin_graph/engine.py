@@ -54,8 +54,8 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 class GraphSearchOptions:
     """``heta_graph_search`` options (the table in this module's docstring); checked before the mode runs."""
 
-    entity_top_k: int | None = attrs.field(default=None, validator=whole_number(1, optional=True))
-    relation_top_k: int | None = attrs.field(default=None, validator=whole_number(1, optional=True))
+    entity_top_k: int | None = attrs.field(default=None, validator=whole_number(1, optional=True), metadata={"default_doc": "top_k"})
+    relation_top_k: int | None = attrs.field(default=None, validator=whole_number(1, optional=True), metadata={"default_doc": "top_k"})
     max_neighbors: int = attrs.field(default=5, validator=whole_number(0))
     expand_from: int = attrs.field(default=3, validator=whole_number(1))
     neighbor_weight: float = attrs.field(default=0.8, validator=number(minimum=0))

@@ -29,7 +29,9 @@ class FusionOptions:
     """Options of every mode that fuses ranked lists by RRF."""
 
     #: candidates recalled from each base mode; default ``min(top_k * 3, 50)``
-    candidate_top_k: int | None = attrs.field(default=None, validator=whole_number(1, optional=True))
+    candidate_top_k: int | None = attrs.field(
+        default=None, validator=whole_number(1, optional=True), metadata={"default_doc": "min(top_k * 3, 50)"}
+    )
     #: the RRF smoothing constant
     rrf_k: float = attrs.field(default=DEFAULT_RRF_K, validator=number(minimum=0))
 
@@ -43,7 +45,10 @@ class HybridSearchOptions(FusionOptions):
 
     #: fusion weight per base mode, default ``{"vector_search": 1.0, "heta_graph_search": 1.0}``
     hybrid_weights: Mapping[str, float] | None = attrs.field(
-        default=None, converter=_weights, validator=weights_for(DEFAULT_HYBRID_WEIGHTS)
+        default=None,
+        converter=_weights,
+        validator=weights_for(DEFAULT_HYBRID_WEIGHTS),
+        metadata={"default_doc": '{"vector_search": 1.0, "heta_graph_search": 1.0}'},
     )
 
     def weights(self) -> dict[str, float]:
