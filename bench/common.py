@@ -9,13 +9,15 @@ article is indexed as ``title. extract``; 1,000 queries are articles' short
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
 import random
 import resource
 import statistics
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 import importlib.util
+import inspect
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -86,3 +88,54 @@ def write_result(name: str, data: dict) -> Path:
     stamped = {**data, "written_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     path.write_text(json.dumps(stamped, indent=2, ensure_ascii=False) + "\n")
     return path
+
+
+async def alternating(first: Callable[[str], object], second: Callable[[str], object], texts: Sequence[str]) -> tuple[list[float], list[float]]:
+    """Seconds per call of ``first`` and ``second`` on each text, taking turns in one process.
+
+    The machine is shared: timing one side now and the other a minute later
+    measures the neighbours as much as the code. Here both see the same moment,
+    the same file caches and the same model; which one goes first flips on every
+    text so neither always gets the warmer cache. A call may be a coroutine
+    function (``kb.query``, awaited as a user would) or a plain one (the raw library).
+    """
+    async def call(function: Callable[[str], object], text: str) -> None:
+        result = function(text)
+        if inspect.isawaitable(result):
+            await result
+
+    await call(first, texts[0])
+    await call(second, texts[0])  # warm-up: lazily opened files and models
+    seconds_first: list[float] = []
+    seconds_second: list[float] = []
+    for position, text in enumerate(texts):
+        order = ((first, seconds_first), (second, seconds_second))
+        for function, seconds in order if position % 2 == 0 else order[::-1]:
+            started = time.perf_counter()
+            await call(function, text)
+            seconds.append(time.perf_counter() - started)
+    return seconds_first, seconds_second
+
+
+async def timed(function: Callable[[str], object], texts: Sequence[str]) -> list[float]:
+    """Seconds per call of ``function`` (plain or coroutine) on each text, after one warm-up call."""
+    seconds, _ = await alternating(function, lambda text: None, texts)
+    return seconds
+
+
+def comparison(heta_seconds: Sequence[float], raw_seconds: Sequence[float], library: str) -> dict:
+    """Heta beside the raw library, timed alternately: both percentiles, the p50 ratio and the p50 difference."""
+    heta, raw = percentiles_ms(heta_seconds), percentiles_ms(raw_seconds)
+    return {
+        "library": library,
+        "heta_p50_ms": heta["p50_ms"], "heta_p95_ms": heta["p95_ms"],
+        "raw_p50_ms": raw["p50_ms"], "raw_p95_ms": raw["p95_ms"],
+        "ratio_p50": round(heta["p50_ms"] / raw["p50_ms"], 2) if raw["p50_ms"] else None,
+        "difference_p50_ms": round(heta["p50_ms"] - raw["p50_ms"], 3),
+    }
+
+
+def machine_load() -> dict:
+    """The 1/5/15-minute load averages and the core count: the context every timing was taken in."""
+    one, five, fifteen = os.getloadavg()
+    return {"load_1m": round(one, 2), "load_5m": round(five, 2), "load_15m": round(fifteen, 2), "cores": os.cpu_count()}

@@ -70,6 +70,13 @@ def whoosh_index(folder: Path, chunks: Sequence[tuple[str, str]]):
     return ix
 
 
+def open_whoosh(folder: Path):
+    """The index ``whoosh_index`` wrote, opened again (the query stage runs in another process)."""
+    from whoosh import index
+
+    return index.open_dir(folder)
+
+
 def whoosh_searcher(ix, k: int = TOP_K) -> Callable[[str], list]:
     from whoosh.qparser import OrGroup, QueryParser
     from whoosh.scoring import BM25F
@@ -156,6 +163,12 @@ def faiss_flat(vectors: np.ndarray, path: Path | None = None):
     if path is not None:
         faiss.write_index(index, str(path))
     return index
+
+
+def faiss_read(path: Path):
+    import faiss
+
+    return faiss.read_index(str(path))
 
 
 def rrf(rankings: Sequence[Sequence[str]], k: int = 60, depth: int = 30) -> list[str]:
