@@ -151,6 +151,8 @@ def test_user_mistakes_are_one_line_errors_without_a_traceback(sql_kb_path, tmp_
     unknown_mode = fails("--kb", sql_kb_path, "query", "fox", "--mode", "sql_txt_search")
     assert "Unknown query mode 'sql_txt_search'" in unknown_mode and "sql_text_search" in unknown_mode
     assert "--top-k" in fails("--kb", sql_kb_path, "query", "fox", "--top-k", "0")
+    assert "Unknown option 'rrf_kk'" in fails("--kb", sql_kb_path, "query", "fox", "--option", "rrf_kk=3")
+    assert "rrf_k" in fails("--kb", sql_kb_path, "query", "fox", "--mode", "hybrid_search", "--option", "rrf_k=-1")
     existing = fails("--kb", sql_kb_path, "init")
     assert "already holds a knowledge base" in existing and "build" in existing and "KnowledgeBase.load" not in existing
     assert "No document 'nope'" in fails("--kb", sql_kb_path, "remove", "nope")
