@@ -74,3 +74,41 @@ def test_registered_as_the_local_embedding_provider():
 
 async def test_empty_input_needs_no_model_call(minilm):
     assert (await minilm.embed([])).shape == (0, 384)
+
+
+def test_concurrent_queries_are_merged_into_one_model_call(minilm):
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    questions = [f"question number {n} about whales and {word}" for n, word in enumerate("fox river panda engine violin glacier tax moon".split())]
+    alone = {q: minilm.encode([q])[0] for q in questions}
+    encoder = minilm.encoder
+    calls_before = encoder.calls
+    with ThreadPoolExecutor(9) as pool:
+        # a long build batch holds the model; the queries that arrive meanwhile wait for it and then run together
+        build = pool.submit(minilm.encode, [f"entity {n} (concept)" for n in range(256)])
+        while not encoder._model_lock.locked():
+            time.sleep(0.001)
+        started = threading.Barrier(len(questions))
+        queries = [pool.submit(lambda q: (started.wait(), minilm.encode([q]))[1], q) for q in questions]
+        answers = [f.result() for f in queries]
+        assert build.result().shape == (256, 384)
+    assert encoder.calls - calls_before == 2
+    for question, answer in zip(questions, answers):
+        assert answer.shape == (1, 384)
+        assert np.allclose(answer[0], alone[question], atol=1e-5)  # the same vector as embedding it alone
+
+
+def test_threads_option_sets_torch_threads_and_is_checked():
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        client = create_client(EmbeddingModel(model_name="local/all-MiniLM-L6-v2", options={"threads": 1}))
+        client.encode(["one thread"])
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(ModelError, match="threads"):
+        create_client(EmbeddingModel(model_name="local/all-MiniLM-L6-v2", options={"threads": 0}))

@@ -18,7 +18,7 @@ from heta_plugin_local.models import BUNDLED_MODELS, resolve_model_folder
 
 __all__ = ["BUNDLED_MODELS", "LocalEmbeddingClient", "create_client", "load_sentence_transformer", "resolve_model_folder"]
 
-_OPTIONS = {"batch_size", "device"}
+_OPTIONS = {"batch_size", "device", "threads"}
 
 
 def create_client(config: Any) -> LocalEmbeddingClient:
@@ -34,7 +34,17 @@ def create_client(config: Any) -> LocalEmbeddingClient:
         folder,
         batch_size=int(config.options.get("batch_size", 32)),
         device=str(config.options.get("device", "cpu")),
+        threads=_threads(config),
     )
+
+
+def _threads(config: Any) -> int | None:
+    value = config.options.get("threads")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ModelError(f"Option threads of {config.model_name!r} must be a whole number of at least 1, got {value!r}.")
+    return value
 
 
 @hookimpl

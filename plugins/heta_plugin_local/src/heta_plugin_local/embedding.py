@@ -17,9 +17,22 @@ from typing import Any
 import numpy as np
 
 from heta_framework.errors import ModelError
+from heta_plugin_local.batching import CombiningEncoder
 
 _loaded: dict[tuple[str, str], Any] = {}
 _load_lock = threading.Lock()
+#: one combining encoder per loaded model and batch size: every client of that model shares its queue
+_encoders: dict[tuple[str, str, int], CombiningEncoder] = {}
+
+
+def set_torch_threads(threads: int | None) -> None:
+    """torch's intra-op threads for the whole process (torch has no per-model setting); None keeps its default."""
+    if threads is None:
+        return
+    import torch
+
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
 
 def load_sentence_transformer(folder: Path, device: str = "cpu") -> Any:
@@ -47,16 +60,33 @@ def load_sentence_transformer(folder: Path, device: str = "cpu") -> Any:
 
 
 class LocalEmbeddingClient:
-    """Satisfies ``EmbeddingClient``. Options: ``batch_size`` (default 32), ``device`` (default ``"cpu"``)."""
+    """Satisfies ``EmbeddingClient``. Options: ``batch_size`` (default 32), ``device`` (default ``"cpu"``),
+    ``threads`` (torch's threads for the process; default: torch's own, one per core).
 
-    def __init__(self, model_name: str, folder: Path, *, batch_size: int = 32, device: str = "cpu"):
+    Concurrent ``embed`` calls (several queries at once) are merged into one model
+    call (``heta_plugin_local.batching``), so torch's threads are never
+    oversubscribed and the default of one thread per core stays right under load.
+    """
+
+    def __init__(self, model_name: str, folder: Path, *, batch_size: int = 32, device: str = "cpu", threads: int | None = None):
         self.model_name = model_name
         self.folder = folder
         self.batch_size = batch_size
         self.device = device
+        self.threads = threads
 
     def model(self) -> Any:
+        set_torch_threads(self.threads)
         return load_sentence_transformer(self.folder, self.device)
+
+    @property
+    def encoder(self) -> CombiningEncoder:
+        key = (str(self.folder), self.device, self.batch_size)
+        with _load_lock:
+            encoder = _encoders.get(key)
+            if encoder is None:
+                encoder = _encoders[key] = CombiningEncoder(self._encode_now)
+        return encoder
 
     @property
     def dimension(self) -> int:
@@ -65,7 +95,11 @@ class LocalEmbeddingClient:
         return int(getter())
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Blocking: unit-length float32 vectors, one row per text."""
+        """Blocking: unit-length float32 vectors, one row per text (merged with concurrent callers' texts)."""
+        set_torch_threads(self.threads)  # the shared encoder may belong to another client of this model
+        return self.encoder.encode(texts)
+
+    def _encode_now(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self.model().encode(
             list(texts),
             batch_size=self.batch_size,
