@@ -16,15 +16,22 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import attrs
 from heta_framework.common.sqlite import open_database
+from heta_framework.kb.graph_store import (  # the value types are core's, so other backends return the same ones
+    GraphFacts,
+    OrphanHandler,
+    RemovedFacts,
+    StoredChunk,
+    StoredEntity,
+    StoredRelation,
+)
 
-from heta_plugin_graph.draft import GraphDraft
 from heta_plugin_graph.normalize import normalize_name
 
 _SCHEMA = """
@@ -75,51 +82,14 @@ class SQLiteGraphStoreConfig:
     path: str = "graph.sqlite"
 
 
-@attrs.frozen
-class StoredEntity:
-    id: str
-    name: str
-    type: str
-    description: str
-    attributes: Mapping[str, Any] = attrs.field(factory=dict, converter=dict, eq=False, hash=False)
-    aliases: tuple[str, ...] = ()
-
-
-@attrs.frozen
-class StoredRelation:
-    id: str
-    source_id: str
-    target_id: str
-    type: str
-    name: str
-    description: str
-
-
-@attrs.frozen
-class StoredChunk:
-    id: str
-    document_id: str
-    text: str
-    metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=dict, eq=False, hash=False)
-
-
-@attrs.frozen
-class RemovedFacts:
-    entity_ids: tuple[str, ...] = ()
-    relation_ids: tuple[str, ...] = ()
-    evidence_rows: int = 0
-
-
-#: called inside the transaction with the facts about to disappear; raising rolls everything back
-OrphanHandler = Callable[[RemovedFacts], None]
-
-
 def _batches(items: Sequence[Any]) -> Iterable[list[Any]]:
     for start in range(0, len(items), _BATCH):
         yield list(items[start : start + _BATCH])
 
 
 class SQLiteGraphStore:
+    """The default ``GraphStore`` (``heta_framework.kb.stores``)."""
+
     def __init__(self, path: Path, kb_root: Path | None = None):
         self.path = path
         self._kb_root = kb_root
@@ -133,6 +103,9 @@ class SQLiteGraphStore:
     def relative_paths(self) -> list[str]:
         base = self.path.relative_to(self._kb_root).as_posix() if self._kb_root else str(self.path)
         return [base, f"{base}-wal", f"{base}-shm"]
+
+    def flush(self) -> None:
+        """Nothing to do: every write call has committed before it returned."""
 
     def close(self) -> None:
         with self._lock:
@@ -153,7 +126,7 @@ class SQLiteGraphStore:
 
     def write_draft(
         self,
-        draft: GraphDraft,
+        draft: GraphFacts,
         chunks: Iterable[StoredChunk],
         *,
         replace_documents: Sequence[str] = (),
@@ -178,7 +151,7 @@ class SQLiteGraphStore:
                 " description = CASE WHEN entities.description = '' THEN excluded.description ELSE entities.description END,"
                 " aliases = CASE WHEN entities.aliases = '[]' THEN excluded.aliases ELSE entities.aliases END",
                 [
-                    (e.id, e.name, e.name_key, e.type, e.description, json.dumps(dict(e.attributes), ensure_ascii=False),
+                    (e.id, e.name, normalize_name(e.name), e.type, e.description, json.dumps(dict(e.attributes), ensure_ascii=False),
                      json.dumps(list(e.aliases), ensure_ascii=False))
                     for e in draft.entities
                 ],

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from heta_framework.common.sqlite import open_database
+from heta_framework.common.sqlite import json_key_in, open_database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -41,10 +41,6 @@ def _as_values(value: Any) -> list[Any]:
     values = list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
     # json_extract returns JSON true/false as 1/0
     return [int(v) if isinstance(v, bool) else v for v in values]
-
-
-def _json_path(key: str) -> str:
-    return '$."' + key.replace('"', '\\"') + '"'
 
 
 def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
@@ -105,12 +101,12 @@ class MetadataTable:
             if not values:
                 return []
             if field in _COLUMNS:
-                target = _COLUMNS[field]
+                clauses.append(f"{_COLUMNS[field]} IN ({','.join('?' * len(values))})")
+                params.extend(values)
             else:
-                target = "json_extract(metadata, ?)"
-                params.append(_json_path(str(field)))
-            clauses.append(f"{target} IN ({','.join('?' * len(values))})")
-            params.extend(values)
+                clause, clause_params = json_key_in("metadata", str(field), values)
+                clauses.append(clause)
+                params.extend(clause_params)
         where = " AND ".join(clauses) or "1"
         return self._db.execute(f"SELECT key, id FROM records WHERE {where}", params).fetchall()
 

@@ -34,3 +34,16 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+def json_key_in(column: str, key: str, values: list) -> tuple[str, list]:
+    """A condition "the JSON object in ``column`` has ``key`` with one of ``values``", and its parameters.
+
+    A plain key becomes a ``json_extract`` path (fast). SQLite cannot address a
+    key holding a quote, backslash or control character with a path, so such a key
+    is matched through ``json_each`` instead. Either way the key is a parameter.
+    """
+    marks = ",".join("?" * len(values))
+    if any(ch in key for ch in '"\\') or any(ord(ch) < 0x20 for ch in key):
+        return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE json_each.key = ? AND json_each.value IN ({marks}))", [key, *values]
+    return f"json_extract({column}, ?) IN ({marks})", ['$."' + key + '"', *values]

@@ -8,6 +8,11 @@ FAISS for vectors, Whoosh for full text. Server-backed stores are plugins too.
 Optional methods the runner calls when present: ``flush()`` after every step
 (persist before the step is marked done) and ``close()`` when the knowledge
 base closes.
+
+One contract per slot, each with a conformance suite in
+``heta_framework.testing.conformance``: ``ObjectStoreProtocol`` (objects),
+``SQLStore`` (sql), ``TextIndexStore`` (text), ``VectorStoreProtocol`` (vector),
+``GraphStore`` (graph). Steps and engines call stores only through them.
 """
 
 from __future__ import annotations
@@ -40,7 +45,17 @@ class StoreType:
 
 @runtime_checkable
 class ObjectStoreProtocol(Protocol):
-    """Keyed blobs (``raw/``, ``parsed/``, ``chunks/``...). Writes are atomic."""
+    """``stores.objects``: keyed blobs (``raw/``, ``parsed/``, ``chunks/``...).
+
+    Keys are relative POSIX paths (``parsed/a1b2.json``); an absolute key or one
+    with ``..`` raises ``ValueError``. Each put is atomic: a reader sees the old
+    object or the new one, never half of it, and a put followed by a get returns
+    what was put. ``flush()`` makes every put since the last flush durable (the
+    runner calls it after each step). ``get_*`` of a missing key raises
+    ``FileNotFoundError`` (a ``KeyError`` for non-file backends is not allowed:
+    callers catch one type); ``delete`` of a missing key is a no-op. ``keys(prefix)``
+    yields every key under ``prefix`` (a folder prefix or one exact key), sorted.
+    """
 
     def put_bytes(self, key: str, data: bytes) -> None: ...
 
@@ -113,3 +128,24 @@ class VectorStoreProtocol(Protocol):
         ...
 
     def flush(self) -> None: ...
+
+
+# the other slots' contracts live in their own modules; one import path for all of them
+from heta_framework.kb.graph_store import GraphStore, RemovedFacts, StoredChunk, StoredEntity, StoredRelation
+from heta_framework.kb.sql_store import SQLStore
+from heta_framework.kb.text_index import TextIndexStore
+
+__all__ = [
+    "GraphStore",
+    "ObjectStoreProtocol",
+    "RemovedFacts",
+    "SQLStore",
+    "StoreType",
+    "StoredChunk",
+    "StoredEntity",
+    "StoredRelation",
+    "TextIndexStore",
+    "VectorCollectionProtocol",
+    "VectorHit",
+    "VectorStoreProtocol",
+]

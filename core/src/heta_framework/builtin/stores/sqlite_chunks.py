@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from heta_framework.common.sqlite import open_database, transaction
+from heta_framework.common.sqlite import json_key_in, open_database, transaction
 from heta_framework.kb.documents import Chunk
 
 _SCHEMA = """
@@ -66,6 +66,8 @@ class SQLiteChunkStoreConfig:
 
 
 class SQLiteChunkStore:
+    """The default ``SQLStore``: every write call is one SQLite transaction."""
+
     def __init__(self, path: Path, kb_root: Path | None = None):
         self.path = path
         self._kb_root = kb_root
@@ -80,6 +82,9 @@ class SQLiteChunkStore:
         """The files this store owns, relative to the knowledge-base folder (for cleanup plans)."""
         base = self.path.relative_to(self._kb_root).as_posix() if self._kb_root else str(self.path)
         return [base, f"{base}-wal", f"{base}-shm"]
+
+    def flush(self) -> None:
+        """Nothing to do: every write call has committed before it returned."""
 
     def close(self) -> None:
         self._db.close()
@@ -159,17 +164,15 @@ def filter_clause(filters: Mapping[str, Any]) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     params: list[Any] = []
     for key, value in filters.items():
-        if key in ("document_id", "source"):
-            column = f"chunks.{key}"
-            key_params: list[Any] = []
-        else:
-            column = "json_extract(chunks.metadata, ?)"
-            key_params = ['$."' + str(key).replace('"', '""') + '"']
         values = list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
         if not values:
             clauses.append("0")
             continue
-        marks = ",".join("?" * len(values))
-        clauses.append(f"{column} IN ({marks})")
-        params.extend(key_params + values)
+        if key in ("document_id", "source"):
+            clauses.append(f"chunks.{key} IN ({','.join('?' * len(values))})")
+            params.extend(values)
+        else:
+            clause, clause_params = json_key_in("chunks.metadata", str(key), values)
+            clauses.append(clause)
+            params.extend(clause_params)
     return "".join(f" AND {c}" for c in clauses), params

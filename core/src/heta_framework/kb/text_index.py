@@ -1,0 +1,69 @@
+"""``TextIndexStore``: the contract of the ``stores.text`` slot (Whoosh, tantivy, or a server-backed index).
+
+Steps (``IndexFullText``) and engines (``full_text_search``) only call these
+methods, so any backend that satisfies the protocol, and passes
+``heta_framework.testing.conformance.TextIndexStoreSuite``, can sit behind the slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from heta_framework.kb.documents import Chunk
+
+
+@runtime_checkable
+class TextIndexStore(Protocol):
+    """A persistent BM25 index of chunk text, inside the knowledge-base folder.
+
+    Semantics every backend keeps:
+
+    - ``upsert`` replaces chunks with the same id and commits before it returns:
+      a search right after it (from this object or a fresh one opened on the same
+      folder) sees the new text. It returns how many chunks it wrote.
+    - ``delete_documents`` removes every chunk of those documents, commits, and
+      returns how many chunks went; unknown documents are not an error.
+    - ``search`` tokenizes the query with the index's analyzer and ORs the terms:
+      any text is a valid query (quotes, operators, SQL, empty) and never raises;
+      results are ``(chunk, score)`` best first, higher scores better, at most
+      ``top_k``. ``filters`` match provenance keys exactly (``document_id``,
+      ``source``, any chunk metadata key); a list value means any of them, an
+      empty list matches nothing.
+    - ``flush`` makes everything written durable (the runner calls it after each
+      step); ``close`` releases files and locks, after which the object is not used.
+    - One writer at a time (the knowledge base's writer lock guarantees it);
+      searches from several threads at once are safe.
+    """
+
+    @property
+    def backend(self) -> str:
+        """The backend's name as recipes spell it (``"whoosh"``)."""
+        ...
+
+    @property
+    def analyzer(self) -> str:
+        """The analyzer the index was built with (``"english"``, ``"cjk"``...)."""
+        ...
+
+    def upsert(self, chunks: Sequence[Chunk]) -> int: ...
+
+    def delete_documents(self, document_ids: Sequence[str]) -> int: ...
+
+    def search(self, text: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[tuple[Chunk, float]]: ...
+
+    def terms(self, text: str) -> list[str]:
+        """The index terms ``text`` becomes (what ``search`` looks up), duplicates removed."""
+        ...
+
+    def count(self) -> int:
+        """How many chunks the index holds."""
+        ...
+
+    def relative_paths(self) -> list[str]:
+        """The files/folders this store owns, relative to the knowledge-base folder (for cleanup plans)."""
+        ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
