@@ -12,8 +12,8 @@ from typing import Any
 import attrs
 
 from heta_framework.common.models import EmbeddingModel
-from heta_framework.kb.recipe import ParserConfig
 from heta_framework.kb.query_options import options_type_of
+from heta_framework.kb.recipe import ParserConfig
 from heta_framework.kb.search import required_components
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+from heta_framework.common.validators import positive_whole_number
 
 INDEX_KINDS = ("flat", "hnsw", "ivf")
 
@@ -12,11 +13,6 @@ INDEX_KINDS = ("flat", "hnsw", "ivf")
 def _index_kind(instance: Any, attribute: attrs.Attribute, value: str) -> None:
     if value not in INDEX_KINDS:
         raise ValueError(f"index must be one of {', '.join(INDEX_KINDS)}, got {value!r}")
-
-
-def _positive(instance: Any, attribute: attrs.Attribute, value: int) -> None:
-    if value < 1:
-        raise ValueError(f"{attribute.name} must be at least 1, got {value}")
 
 
 @attrs.frozen
@@ -42,14 +38,14 @@ class FaissStoreConfig:
 
     path: str = "vectors"
     index: str = attrs.field(default="flat", validator=_index_kind)
-    hnsw_m: int = attrs.field(default=32, validator=_positive)
-    ef_construction: int = attrs.field(default=100, validator=_positive)
-    ef_search: int = attrs.field(default=128, validator=_positive)
-    nlist: int = attrs.field(default=1024, validator=_positive)
-    nprobe: int = attrs.field(default=16, validator=_positive)
+    hnsw_m: int = attrs.field(default=32, validator=positive_whole_number)
+    ef_construction: int = attrs.field(default=100, validator=positive_whole_number)
+    ef_search: int = attrs.field(default=128, validator=positive_whole_number)
+    nlist: int = attrs.field(default=1024, validator=positive_whole_number)
+    nprobe: int = attrs.field(default=16, validator=positive_whole_number)
     train_threshold: int = 0
-    train_sample: int = attrs.field(default=65536, validator=_positive)
-    filter_exact_limit: int = attrs.field(default=20000, validator=_positive)
+    train_sample: int = attrs.field(default=65536, validator=positive_whole_number)
+    filter_exact_limit: int = attrs.field(default=20000, validator=positive_whole_number)
 
     @property
     def ivf_train_threshold(self) -> int:

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
+from heta_framework.common.validators import positive_whole_number
 from heta_framework.errors import ModelError
 from heta_framework.kb.documents import content_hash, iter_chunks
 from heta_framework.kb.search import SearchAsset
@@ -22,10 +23,6 @@ CHUNK_VECTOR_ASSET = SearchAsset(
     metadata={"collection": CHUNK_COLLECTION},
 )
 
-
-def _positive(instance: Any, attribute: attrs.Attribute, value: int) -> None:
-    if value < 1:
-        raise ValueError(f"{attribute.name} must be at least 1, got {value}")
 
 
 def _sqlite_files(path: str) -> tuple[str, ...]:
@@ -45,7 +42,7 @@ class EmbedChunks:
 
     name: ClassVar[str] = "embed_chunks"
 
-    batch_size: int = attrs.field(default=64, validator=_positive)
+    batch_size: int = attrs.field(default=64, validator=positive_whole_number)
 
     @property
     def requirements(self) -> StepRequirements:
@@ -130,7 +127,7 @@ class IndexVectors:
 
     name: ClassVar[str] = "index_vectors"
 
-    batch_size: int = attrs.field(default=2048, validator=_positive)
+    batch_size: int = attrs.field(default=2048, validator=positive_whole_number)
 
     @property
     def requirements(self) -> StepRequirements:

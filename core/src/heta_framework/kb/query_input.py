@@ -15,6 +15,7 @@ from typing import Any
 from heta_framework.common.validators import is_number, is_whole_number
 from heta_framework.errors import InvalidQueryError
 
+
 def check_text(field: str, value: Any, *, allow_nul: bool = False) -> None:
     """``value`` is a ``str`` that encodes to UTF-8 (no lone surrogate) and, unless ``allow_nul``, holds no NUL."""
     if not isinstance(value, str):

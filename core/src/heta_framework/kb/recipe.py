@@ -22,6 +22,7 @@ import tomli_w
 
 from heta_framework.common.models import EmbeddingModel, LanguageModel, RerankModel, _ModelConfig
 from heta_framework.common.secrets import Secret
+from heta_framework.common.validators import OptionValueError, is_number, is_whole_number
 from heta_framework.errors import RecipeError, UnknownNameError
 
 if TYPE_CHECKING:
@@ -128,6 +129,36 @@ _converter.register_structure_hook(
 )
 
 
+# cattrs' own hooks call int()/float()/str(): `chunk_size = true` would become 1 and
+# `150.9` would become 150. A recipe value must already have the field's type.
+def _strict_int(value: Any, _: Any) -> int:
+    if not is_whole_number(value):
+        raise ValueError(f"expected a whole number, got {value!r}")
+    return int(value)
+
+
+def _strict_float(value: Any, _: Any) -> float:
+    if not is_number(value):
+        raise ValueError(f"expected a number, got {value!r}")
+    return float(value)
+
+
+def _strict_str(value: Any, _: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected text, got {value!r}")
+    return value
+
+
+def _strict_bool(value: Any, _: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+for _type, _hook in ((int, _strict_int), (float, _strict_float), (str, _strict_str), (bool, _strict_bool)):
+    _converter.register_structure_hook(_type, _hook)
+
+
 def _structure_model(kind: str, data: Any, path: str) -> _ModelConfig:
     model_type = _MODEL_TYPES.get(kind)
     if model_type is None:
@@ -142,7 +173,9 @@ def _structure(data: Any, cls: type, path: str) -> Any:
         return _converter.structure(data, cls)
     except cattrs.BaseValidationError as exc:
         messages = cattrs.transform_error(exc, path=path, format_exception=_format_exception)
-        raise RecipeError("Invalid recipe:\n" + "\n".join(f"  - {m}" for m in messages)) from None
+        raise _recipe_error(_with_field_paths(messages)) from None
+    except OptionValueError as exc:  # a range check of the class's own validators: name the field
+        raise _error(f"{path}.{exc.field}", f"invalid value: {exc}") from None
     except (TypeError, ValueError) as exc:
         raise _error(path, str(exc)) from None
 
@@ -151,42 +184,120 @@ def _format_exception(exc: BaseException, type_: type | None) -> str:
     """cattrs' wording, plus the validator's own message (which says what is allowed)."""
     from cattrs.v import format_exception
 
+    if isinstance(exc, OptionValueError):
+        # raised by the class's own validator, so cattrs only knows the class's path: mark the field
+        return f"invalid value: {exc}{_FIELD_MARK}{exc.field}"
     if isinstance(exc, ValueError) and type(exc) is ValueError and str(exc):
         return f"invalid value: {exc}"
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError) and attrs.has(exc.cl):
+        return f"{format_exception(exc, type_)}{_closest_fields(exc.extra_fields, exc.cl)}"
     return format_exception(exc, type_)
 
 
+_FIELD_MARK = "\x00field="
+
+
+def _with_field_paths(messages: Iterable[str]) -> list[str]:
+    """``"msg<mark>batch_size @ $.steps[2]"`` -> ``"msg @ $.steps[2].batch_size"``."""
+    fixed = []
+    for message in messages:
+        text, mark, rest = message.partition(_FIELD_MARK)
+        if mark:
+            field, _, path = rest.partition(" @ ")
+            message = f"{text} @ {path}.{field}"
+        fixed.append(message)
+    return fixed
+
+
+def _closest_fields(extra: Iterable[str], cls: type) -> str:
+    import difflib
+
+    names = [field.name for field in attrs.fields(cls) if field.init]
+    hints = [f"{key} -> {close[0]}" for key in sorted(extra) if (close := difflib.get_close_matches(key, names, n=1))]
+    listing = ", ".join(names) or "(none)"
+    return (f"; did you mean {', '.join(hints)}?" if hints else "") + f" (options: {listing})"
+
+
 def _error(path: str, message: str) -> RecipeError:
-    return RecipeError(f"Invalid recipe:\n  - {message} @ {path}")
+    return _recipe_error([f"{message} @ {path}"])
+
+
+def _recipe_error(problems: Iterable[str]) -> RecipeError:
+    """One ``RecipeError`` listing every problem; ``.problems`` keeps them one per item."""
+    problems = list(problems)
+    error = RecipeError("Invalid recipe:\n" + "\n".join(f"  - {p}" for p in problems))
+    error.problems = tuple(problems)  # type: ignore[attr-defined]
+    return error
+
+
+class _Problems:
+    """Collects the problems of every part of a recipe, so all are reported at once."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def attempt(self, function: Any, *args: Any) -> Any:
+        """``function(*args)``, or ``None`` after noting the ``RecipeError`` it raised."""
+        try:
+            return function(*args)
+        except RecipeError as exc:
+            self.found.extend(getattr(exc, "problems", None) or [str(exc)])
+            return None
+
+    def raise_if_any(self) -> None:
+        if self.found:
+            raise _recipe_error(self.found)
+
+
+def _table(data: Mapping[str, Any], key: str, problems: _Problems, *, array: bool = False) -> Any:
+    value = data.get(key, [] if array else {})
+    wanted = (list, tuple) if array else Mapping
+    if not isinstance(value, wanted):
+        problems.found.append(f"expected {'an array of tables' if array else 'a table'}, got {type(value).__name__} @ $.{key}")
+        return [] if array else {}
+    return value
 
 
 def structure_recipe(data: Mapping[str, Any], registry: PluginRegistry) -> Recipe:
+    """The ``Recipe`` for ``data``; a ``RecipeError`` listing *every* structural problem, each with its field path."""
+    problems = _Problems()
     known = {"models", "stores", "parsers", "steps"}
     extra = sorted(set(data) - known)
     if extra:
-        raise _error("$", f"unknown top-level key(s) {', '.join(extra)}; a recipe has {', '.join(sorted(known))}")
+        problems.found.append(f"unknown top-level key(s) {', '.join(extra)}; a recipe has {', '.join(sorted(known))} @ $")
 
-    models_data = dict(data.get("models", {}))
+    models_data = dict(_table(data, "models", problems))
     named_data = models_data.pop("named", {})
-    defaults = {kind: _structure_model(kind, value, f"$.models.{kind}") for kind, value in models_data.items()}
-    named = {
-        kind: {name: _structure_model(kind, value, f"$.models.named.{kind}.{name}") for name, value in entries.items()}
-        for kind, entries in named_data.items()
-    }
-    models = KnowledgeModels(**defaults, named=named)
+    defaults = {kind: problems.attempt(_structure_model, kind, value, f"$.models.{kind}") for kind, value in models_data.items()}
+    named: dict[str, dict[str, Any]] = {}
+    for kind, entries in named_data.items():
+        if not isinstance(entries, Mapping):
+            problems.found.append(f"expected a table of named models @ $.models.named.{kind}")
+            continue
+        named[kind] = {
+            name: problems.attempt(_structure_model, kind, value, f"$.models.named.{kind}.{name}") for name, value in entries.items()
+        }
 
     stores = {}
-    for slot, value in data.get("stores", {}).items():
+    for slot, value in _table(data, "stores", problems).items():
         if not isinstance(value, Mapping) or "type" not in value:
-            raise _error(f"$.stores.{slot}", "a store needs a 'type' (for example type = \"faiss\")")
+            problems.found.append(f"a store needs a 'type' (for example type = \"faiss\") @ $.stores.{slot}")
+            continue
         options = {k: v for k, v in value.items() if k != "type"}
         store = StoreConfig(type=value["type"], options=options)
-        validate_store_options(slot, store, registry, f"$.stores.{slot}")
+        problems.attempt(validate_store_options, slot, store, registry, f"$.stores.{slot}")
         stores[slot] = store
 
-    parsers = {name: _structure(value, ParserConfig, f"$.parsers.{name}") for name, value in data.get("parsers", {}).items()}
-    steps = tuple(structure_step(entry, registry, f"$.steps[{i}]") for i, entry in enumerate(data.get("steps", ())))
-    return Recipe(models=models, stores=stores, parsers=parsers, steps=steps)
+    parsers = {
+        name: problems.attempt(_structure, value, ParserConfig, f"$.parsers.{name}")
+        for name, value in _table(data, "parsers", problems).items()
+    }
+    steps = tuple(
+        problems.attempt(structure_step, entry, registry, f"$.steps[{i}]")
+        for i, entry in enumerate(_table(data, "steps", problems, array=True))
+    )
+    problems.raise_if_any()
+    return Recipe(models=KnowledgeModels(**defaults, named=named), stores=stores, parsers=parsers, steps=steps)
 
 
 def structure_step(entry: Mapping[str, Any], registry: PluginRegistry, path: str) -> Any:

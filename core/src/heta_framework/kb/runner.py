@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from heta_framework.common.secrets import redact
-from heta_framework.errors import RecipeValidationError, StepFailedError, UnknownNameError
+from heta_framework.errors import HetaError, RecipeValidationError, StepFailedError, UnknownNameError
 from heta_framework.kb.context import ProgressFactory, StepContext
 from heta_framework.kb.record import BuildReport, StepReport, issue_from_dict, issue_to_dict
 from heta_framework.kb.steps import KnowledgeStepProtocol
@@ -62,9 +62,17 @@ def validate_steps(
     have_components = set(components)
     for key, model in (models or {}).items():
         try:
-            registry.model_provider(model.provider, model.kind)
+            provider = registry.model_provider(model.provider, model.kind)
         except UnknownNameError as exc:
             problems.append(f"{key} ({model.model_name}): {exc}")
+            continue
+        # Resolve the model now (an unknown local model, a bad option) so the build fails before
+        # parse and split run; providers create clients without network or weights (lazy).
+        try:
+            provider.create(model)
+        except (HetaError, ValueError, TypeError) as exc:
+            problems.append(f"{key} ({model.model_name}): {exc}")
+    problems += conflicting_steps(steps)
     artifacts = set(INITIAL_ARTIFACTS)
     queries = set(existing_queries)
     providers: dict[str, list[str]] | None = None
@@ -91,6 +99,44 @@ def validate_steps(
         queries |= set(capabilities.queries)
     if problems:
         raise RecipeValidationError(problems)
+
+
+def conflicting_steps(steps: Sequence[Any]) -> list[str]:
+    """Steps that would overwrite each other's output: the same step twice, or two steps publishing one search asset.
+
+    Rejected rather than given an order-dependent meaning: the later step would silently replace what the
+    earlier one wrote (``split_documents`` twice, ``persist_chunks`` twice, ``build_graph`` beside
+    ``merge_graph_into_store``, which both write the graph tables).
+    """
+    problems: list[str] = []
+    first_by_name: dict[str, int] = {}
+    first_by_asset: dict[tuple[str, str], tuple[int, str]] = {}
+    for index, step in enumerate(steps):
+        name = getattr(step, "name", None)
+        if not isinstance(name, str) or not isinstance(step, KnowledgeStepProtocol):
+            continue
+        if name in first_by_name:
+            problems.append(
+                f"step {index} ({name}) repeats step {first_by_name[name]} ({name}): the second would overwrite the "
+                "first one's output. Keep one (set its options there)"
+            )
+            continue
+        first_by_name[name] = index
+        for asset in step.capabilities.search_assets:
+            key = (asset.kind, asset.name)
+            if key in first_by_asset:
+                other_index, other = first_by_asset[key]
+                problems.append(
+                    f"steps {other_index} ({other}) and {index} ({name}) both publish search asset {asset.kind}:{asset.name}; "
+                    f"keep one of them" + (
+                        " (build_graph builds the graph from scratch, merge_graph_into_store merges into an existing one)"
+                        if {other, name} == {"build_graph", "merge_graph_into_store"}
+                        else ""
+                    )
+                )
+            else:
+                first_by_asset[key] = (index, name)
+    return problems
 
 
 async def run_steps(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+from heta_framework.common.validators import positive_whole_number
 from heta_framework.errors import HetaError
 from heta_framework.kb.steps import ComponentRef, model_ref
 
@@ -26,9 +27,8 @@ def check_extractor(instance: Any, attribute: attrs.Attribute, value: str) -> No
         raise ValueError(f"{attribute.name} must be 'llm' or 'nlp', got {value!r}")
 
 
-def check_positive(instance: Any, attribute: attrs.Attribute, value: int) -> None:
-    if value < 1:
-        raise ValueError(f"{attribute.name} must be at least 1, got {value}")
+#: the shared check (a bool or a float is refused, never read as 1 or truncated)
+check_positive = positive_whole_number
 
 
 def check_similarity(instance: Any, attribute: attrs.Attribute, value: float) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-
+from heta_framework.common.validators import positive_whole_number
 from heta_framework.kb.documents import iter_chunks
 from heta_framework.kb.search import SearchAsset
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
@@ -20,10 +20,6 @@ ASSET_STORE = "stores.text"
 def full_text_asset(backend: str | None, analyzer: str | None) -> SearchAsset:
     return SearchAsset(kind=ASSET_KIND, name=ASSET_NAME, store=ASSET_STORE, metadata={"backend": backend, "analyzer": analyzer})
 
-
-def _positive(instance: Any, attribute: attrs.Attribute, value: int) -> None:
-    if value < 1:
-        raise ValueError(f"{attribute.name} must be at least 1, got {value}")
 
 
 @attrs.frozen
@@ -40,7 +36,7 @@ class IndexFullText:
 
     name: ClassVar[str] = "index_full_text"
 
-    batch_size: int = attrs.field(default=20_000, validator=_positive)
+    batch_size: int = attrs.field(default=20_000, validator=positive_whole_number)
 
     @property
     def requirements(self) -> StepRequirements:

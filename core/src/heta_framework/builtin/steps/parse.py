@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import attrs
 
 from heta_framework.builtin.parsers import BinaryDocumentError, ParserDependencyError
+from heta_framework.common.validators import number
 from heta_framework.kb.steps import (
     StepCapabilities,
     StepCleanupPlan,
@@ -36,7 +37,7 @@ class ParseDocuments:
 
     name: ClassVar[str] = "parse_documents"
 
-    max_document_mb: float = 100.0
+    max_document_mb: float = attrs.field(default=100.0, validator=number(above=0))
 
     @property
     def requirements(self) -> StepRequirements:

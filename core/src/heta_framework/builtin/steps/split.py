@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import attrs
 
 from heta_framework.builtin.text_split import split_text
+from heta_framework.common.validators import positive_whole_number
 from heta_framework.kb.documents import Chunk, chunk_to_dict, parsed_from_dict
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
 
@@ -16,11 +17,6 @@ CHUNKS_PREFIX = "chunks/"
 
 def chunks_key(document_id: str) -> str:
     return f"{CHUNKS_PREFIX}{document_id}.json"
-
-
-def _positive(instance: Any, attribute: attrs.Attribute, value: int) -> None:
-    if value < 1:
-        raise ValueError(f"{attribute.name} must be at least 1, got {value}")
 
 
 def check_chunk_overlap(instance: Any, attribute: attrs.Attribute, value: int) -> None:
@@ -59,7 +55,7 @@ class SplitDocuments:
 
     name: ClassVar[str] = "split_documents"
 
-    chunk_size: int = attrs.field(default=200, validator=_positive)
+    chunk_size: int = attrs.field(default=200, validator=positive_whole_number)
     chunk_overlap: int = attrs.field(default=30, validator=check_chunk_overlap)
 
     @property
