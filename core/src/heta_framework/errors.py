@@ -68,6 +68,32 @@ class KnowledgeBaseError(HetaError):
     """The knowledge-base folder is missing, incomplete or from an incompatible version."""
 
 
+class KnowledgeBaseLockedError(KnowledgeBaseError):
+    """Another writer (a build, remove or delete, maybe in another process) holds the knowledge base.
+
+    ``holder`` is what the lock file says about it (pid, host, started, operation), or ``{}``.
+    """
+
+    code = "knowledge_base_locked"
+
+    def __init__(self, message: str, holder: dict | None = None):
+        super().__init__(message)
+        self.holder = dict(holder or {})
+
+
+class KnowledgeBaseBusyError(KnowledgeBaseError):
+    """A query met the stores while another process was writing them. Retryable: ask again."""
+
+    code = "knowledge_base_busy"
+    retryable = True
+
+
+class InvalidDocumentIdError(KnowledgeBaseError, ValueError):
+    """A document id cannot be used (empty, NUL or other control characters, ``.``/``..`` segments, too long)."""
+
+    code = "invalid_document_id"
+
+
 class ModelError(HetaError):
     """A model provider could not be created or a model call failed for good."""
 

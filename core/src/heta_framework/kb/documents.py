@@ -9,6 +9,7 @@ what the interrupted one wrote.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -23,6 +24,58 @@ def content_hash(data: bytes | str) -> str:
     if isinstance(data, str):
         data = data.encode("utf-8")
     return hashlib.sha256(data).hexdigest()
+
+
+# --- document identity ----------------------------------------------------------------
+#
+# A document id is any text a user wants (a path, a URL, a title) up to MAX_DOCUMENT_ID_LENGTH
+# characters. Ids are compared exactly: "dup", "/dup" and "sub/dir/dup" are three documents.
+# Storage never uses the id as a path: ``document_key`` maps it to a file-name-safe key. Ids
+# that already are safe keys (lowercase letters, digits, "-" and "_": every id Heta makes
+# itself) are their own key, so knowledge bases built before this scheme keep their object
+# keys; every other id becomes "_" + a SHA-256 prefix. A plain key never starts with "_", so a
+# plain key and a hashed key cannot collide, and lowercase-only keys cannot collide on
+# case-insensitive file systems either.
+
+MAX_DOCUMENT_ID_LENGTH = 4096
+_PLAIN_KEY = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def document_id_problem(document_id: object) -> str | None:
+    """Why ``document_id`` cannot be used, or ``None`` when it can."""
+    if not isinstance(document_id, str):
+        return f"a document id must be text, got {type(document_id).__name__}"
+    if not document_id.strip():
+        return "a document id must not be empty or only spaces"
+    if len(document_id) > MAX_DOCUMENT_ID_LENGTH:
+        return f"a document id must be at most {MAX_DOCUMENT_ID_LENGTH} characters, got {len(document_id)}"
+    if _CONTROL.search(document_id):
+        return "a document id must not contain NUL or other control characters"
+    try:
+        document_id.encode("utf-8")
+    except UnicodeEncodeError:
+        return "a document id must be valid Unicode text (it contains a lone surrogate)"
+    if any(part in (".", "..") for part in document_id.replace("\\", "/").split("/")):
+        return "a document id must not contain '.' or '..' path segments"
+    return None
+
+
+def check_document_id(document_id: object) -> str:
+    """``document_id`` unchanged, or ``InvalidDocumentIdError`` saying what is wrong."""
+    from heta_framework.errors import InvalidDocumentIdError
+
+    problem = document_id_problem(document_id)
+    if problem is not None:
+        raise InvalidDocumentIdError(f"Invalid document id {str(document_id)[:80]!r}: {problem}. Pick another id (SourceDocument(id=...)).")
+    return document_id  # type: ignore[return-value]
+
+
+def document_key(document_id: str) -> str:
+    """The storage key of a document (object names, file names): safe, short, collision-free."""
+    if _PLAIN_KEY.fullmatch(document_id):
+        return document_id
+    return "_" + hashlib.sha256(document_id.encode("utf-8")).hexdigest()[:32]
 
 
 @attrs.frozen
@@ -57,6 +110,21 @@ class DocumentRecord:
     raw_key: str
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_dict)
     state: str = "pending"  # pending -> built; a new build processes every pending document
+    #: the source file's modification time (POSIX seconds) when it was read; None for SourceDocuments
+    modified: float | None = None
+    #: when the knowledge base first took the document in, and last took in new content
+    added: float | None = None
+    updated: float | None = None
+
+    @property
+    def from_file(self) -> bool:
+        return self.modified is not None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DocumentRecord:
+        """A catalog entry; keys this version does not know (written by a newer Heta) are ignored."""
+        known = {field.name for field in attrs.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 @attrs.frozen
@@ -117,6 +185,8 @@ class ParseResult:
     text: str
     pages: tuple[PageSpan, ...] = ()
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_dict)
+    #: (code, message) pairs: problems the parser worked around (text kept with replacement characters)
+    warnings: tuple[tuple[str, str], ...] = ()
 
 
 class DocumentParseError(Exception):

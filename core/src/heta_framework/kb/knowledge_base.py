@@ -4,7 +4,9 @@ Folder layout::
 
     recipe.toml        the recipe (no API key values)
     run_record.json    runs, step status, artifacts, issues, capabilities, search assets
-    catalog.json       every document: id, source, content hash, state
+    catalog.json       every document: id, source, content hash, state, file mtime and size
+    removed.json       documents removed with delete_documents (a build does not bring them back)
+    writer.lock        the writer lock (kb/lock.py): one build/remove/delete at a time, across processes
     objects/raw/       raw inputs (never deleted by cleanup)
     objects/parsed/    objects/chunks/   step outputs
     ...                store files (chunks.sqlite, vectors/, text_index/, graph.sqlite)
@@ -14,24 +16,37 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import shutil
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from heta_framework.common.secrets import Secret
-from heta_framework.errors import KnowledgeBaseError, RecipeError, RecipeValidationError, UnknownNameError
+from heta_framework.errors import (
+    HetaError,
+    KnowledgeBaseBusyError,
+    KnowledgeBaseError,
+    RecipeError,
+    RecipeValidationError,
+    UnknownNameError,
+)
 from heta_framework.kb.atomic import read_json, write_json_atomic
 from heta_framework.kb.context import ProgressFactory, StepContext, no_progress
-from heta_framework.kb.documents import DocumentRecord, ParserSet, SourceDocument, content_hash
+from heta_framework.kb.documents import DocumentRecord, ParserSet, SourceDocument, content_hash, document_key
+from heta_framework.kb.lock import WriterLock, writer_active
 from heta_framework.kb.query_memo import QueryMemo
 from heta_framework.kb.query_options import check_options
 from heta_framework.kb.recipe import KnowledgeModels, Recipe, expand_steps, validate_store_options
-from heta_framework.kb.record import BuildReport, RunRecord
+from heta_framework.kb.record import BuildReport, RunRecord, StepReport, issue_to_dict
 from heta_framework.kb.runner import run_steps, step_key, validate_steps
+from heta_framework.kb.sources import SourceWalk, check_given_documents, raw_suffix
+from heta_framework.kb.steps import IssueResolution, IssueSubject, StepIssue
 from heta_framework.kb.sync import BackgroundLoop, SyncKnowledgeBase
 from heta_framework.kb.search import (
     QueryContext,
@@ -52,6 +67,8 @@ log = logging.getLogger(__name__)
 RECIPE_FILE = "recipe.toml"
 RECORD_FILE = "run_record.json"
 CATALOG_FILE = "catalog.json"
+REMOVED_FILE = "removed.json"
+INGEST_STEP = "ingest_sources"
 RAW_PREFIX = "raw/"
 
 #: preference order when ``query()`` is called without a mode
@@ -73,11 +90,10 @@ class KnowledgeBase:
         self.recipe = recipe
         self.registry = registry
         self.steps = expand_steps(recipe.steps)
-        self.run_record = RunRecord.open(path / RECORD_FILE)
-        self._catalog: dict[str, DocumentRecord] = {
-            key: DocumentRecord(**value) for key, value in (read_json(path / CATALOG_FILE, {}) or {}).items()
-        }
         self._components: dict[str, Any] = {}
+        self._writing = False
+        self._queries_in_flight = 0
+        self._load_state()
         self._engines: QueryEngineRegistry = registry.query_engine_registry()
         self._lock = asyncio.Lock()
         self._sync: SyncKnowledgeBase | None = None
@@ -230,41 +246,163 @@ class KnowledgeBase:
     def _save_catalog(self) -> None:
         write_json_atomic(self.path / CATALOG_FILE, {k: attrs.asdict(v) for k, v in self._catalog.items()})
 
-    def _iter_sources(self, sources: Iterable[Path | str | SourceDocument]) -> Iterable[tuple[str, str, bytes, dict[str, Any], str]]:
-        """(id, source, content, metadata, name) for each input; folders are walked."""
-        for source in sources:
-            if isinstance(source, SourceDocument):
-                data = source.content()
-                doc_id = source.id or content_hash(data)[:16]
-                yield doc_id, source.source or source.name, data, dict(source.metadata), source.name
-                continue
-            path = Path(source)
-            if not path.exists():
-                raise KnowledgeBaseError(f"No such file or folder: {path}")
-            files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts))
-            for file in files:
-                resolved = file.resolve()
-                yield content_hash(str(resolved))[:16], str(resolved), file.read_bytes(), {}, file.name
+    def _save_removed(self) -> None:
+        write_json_atomic(self.path / REMOVED_FILE, self._removed)
 
-    async def _ingest(self, sources: Iterable[Path | str | SourceDocument]) -> None:
+    # --- state shared with other processes ------------------------------------------
+    #
+    # Another process may build this folder while this object is open. Its run record and
+    # catalog are rewritten by rename, so a changed (inode, mtime, size) of either file means
+    # "someone committed something": reload them and reopen the stores on their new files.
+
+    def _stamp(self) -> tuple[Any, ...]:
+        stamp: list[Any] = []
+        for name in (RECORD_FILE, CATALOG_FILE, REMOVED_FILE):
+            try:
+                info = os.stat(self.path / name)
+            except FileNotFoundError:
+                stamp.append(None)
+            else:
+                stamp.append((info.st_ino, info.st_mtime_ns, info.st_size))
+        return tuple(stamp)
+
+    def _load_state(self) -> None:
+        self.run_record = RunRecord.open(self.path / RECORD_FILE)
+        self._catalog: dict[str, DocumentRecord] = {
+            key: DocumentRecord.from_dict(value) for key, value in (read_json(self.path / CATALOG_FILE, {}) or {}).items()
+        }
+        self._removed: dict[str, dict[str, Any]] = read_json(self.path / REMOVED_FILE, {}) or {}
+        self._state_stamp = self._stamp()
+
+    def _reload_if_changed(self, *, always: bool = False) -> bool:
+        """Reload the run record, catalog and stores when another process changed them."""
+        if self._writing or (not always and self._stamp() == self._state_stamp):
+            return False
+        self._load_state()
+        stores = [key for key in self._components if key.startswith("stores.")]
+        for key in stores:
+            component = self._components.pop(key)
+            # a query still running holds this store: leave it to the garbage collector then
+            if self._queries_in_flight == 0 and hasattr(component, "close"):
+                try:
+                    component.close()
+                except Exception:
+                    log.exception("closing %s failed", key)
+        return True
+
+    @asynccontextmanager
+    async def _writer(self, operation: str, wait: float | None) -> AsyncIterator[WriterLock]:
+        lock = await WriterLock(self.path, operation).acquire_async(wait)
+        try:
+            yield self._begin_write(lock)
+        finally:
+            self._end_write(lock)
+
+    @contextmanager
+    def _writer_sync(self, operation: str, wait: float | None) -> Iterator[WriterLock]:
+        lock = WriterLock(self.path, operation).acquire(wait)
+        try:
+            yield self._begin_write(lock)
+        finally:
+            self._end_write(lock)
+
+    def _begin_write(self, lock: WriterLock) -> WriterLock:
+        # a writer that waited (or was opened before another build) must start from what is on disk,
+        # or it would write its stale in-memory stores over the other writer's work
+        self._reload_if_changed()
+        self._writing = True
+        return lock
+
+    def _end_write(self, lock: WriterLock) -> None:
+        self._writing = False
+        self._state_stamp = self._stamp()
+        lock.release()
+
+    # --- taking documents in -----------------------------------------------------------
+
+    async def _ingest(self, sources: list[Path | str | SourceDocument], *, prune: bool, force: bool) -> StepReport:
+        """Copy new and changed documents in; report what was skipped, refused, deduplicated or pruned."""
+        started = time.perf_counter()
+        issues: list[StepIssue] = []
+        stats: Counter[str] = Counter()
+
+        def issue(code: str, subject: tuple[str, str], message: str, *, severity: str = "info", outcome: str = "") -> None:
+            resolution = IssueResolution(action="skipped_document", outcome=outcome) if outcome else None
+            issues.append(StepIssue(INGEST_STEP, IssueSubject(*subject), code, severity, message, resolution))
+
+        walk = SourceWalk(sources)
         changed: list[str] = []
-        for doc_id, source, data, metadata, name in self._iter_sources(sources):
-            digest = content_hash(data)
-            existing = self._catalog.get(doc_id)
+        now = time.time()
+        file_by_content = {r.content_hash: r.id for r in self._catalog.values() if r.from_file}
+        for item in walk:
+            digest = content_hash(item.data)
+            existing = self._catalog.get(item.id)
             if existing is not None and existing.content_hash == digest:
+                if item.modified is not None and existing.modified != item.modified:
+                    self._catalog[item.id] = attrs.evolve(existing, modified=item.modified)
+                stats["documents_unchanged"] += 1
+                continue
+            removed = self._removed.get(item.id)
+            if removed is not None and removed.get("content_hash") == digest and not force:
+                issue(
+                    "document_previously_removed", ("document", item.id),
+                    f"{item.source} was removed with delete_documents and has not changed since; not added again.",
+                    outcome="Build with force=True (CLI: --force) to add it back, or change the file.",
+                )
+                stats["documents_previously_removed"] += 1
+                continue
+            twin_id = file_by_content.get(digest) if existing is None and item.modified is not None else None
+            twin = self._catalog.get(twin_id) if twin_id else None
+            if twin is not None and os.path.exists(twin.source):
+                issue(
+                    "duplicate_document_content", ("document", item.id),
+                    f"{item.source} has the same content as {twin.source} (document {twin.id}); indexed once, as {twin.id}.",
+                    outcome="One document for both paths.",
+                )
+                stats["documents_duplicate_content"] += 1
                 continue
             if existing is not None:
-                changed.append(doc_id)
-            suffix = Path(name).suffix.lower()
-            raw_key = f"{RAW_PREFIX}{doc_id}{suffix}"
-            self.objects.put_bytes(raw_key, data)
-            self._catalog[doc_id] = DocumentRecord(
-                id=doc_id, source=source, name=name, content_hash=digest, size=len(data), raw_key=raw_key, metadata=metadata
+                changed.append(item.id)
+            raw_key = f"{RAW_PREFIX}{document_key(item.id)}{raw_suffix(item.name)}"
+            if existing is not None and existing.raw_key != raw_key:
+                self.objects.delete(existing.raw_key)
+            self.objects.put_bytes(raw_key, item.data)
+            self._removed.pop(item.id, None)
+            self._catalog[item.id] = DocumentRecord(
+                id=item.id, source=item.source, name=item.name, content_hash=digest, size=len(item.data), raw_key=raw_key,
+                metadata=item.metadata, modified=item.modified, added=existing.added if existing else now, updated=now,
             )
+            if item.modified is not None:
+                file_by_content[digest] = item.id
+            stats["documents_changed" if existing is not None else "documents_added"] += 1
+        for skipped in walk.skipped:
+            issues.append(StepIssue(INGEST_STEP, IssueSubject("path", skipped.path), skipped.code, skipped.severity, skipped.message,
+                                    IssueResolution(action="skipped_file", outcome="Not read.")))
+            stats["paths_skipped"] += 1
         if changed:
             await self._delete_derived(changed)
         self.flush_stores()  # raw copies are durable before the catalog names them
         self._save_catalog()
+        self._save_removed()
+        if prune:
+            gone = self._vanished_documents(walk.folders)
+            for doc_id in gone:
+                issue("document_pruned", ("document", doc_id), f"{self._catalog[doc_id].source} no longer exists; its document was removed.")
+            if gone:
+                await self._remove_documents(gone, remember=False)
+            stats["documents_pruned"] = len(gone)
+        return StepReport("ingest", INGEST_STEP, "done", time.perf_counter() - started, tuple(issues), dict(stats))
+
+    def _vanished_documents(self, folders: Sequence[Path]) -> list[str]:
+        """File documents under ``folders`` whose file is gone (an unreadable file is not gone)."""
+        gone = []
+        for record in self._catalog.values():
+            if not record.from_file:
+                continue
+            source = Path(record.source)
+            if any(source.is_relative_to(folder) for folder in folders) and not os.path.lexists(source):
+                gone.append(record.id)
+        return sorted(gone)
 
     # --- building ------------------------------------------------------------------
 
@@ -273,16 +411,28 @@ class KnowledgeBase:
         sources: Iterable[Path | str | SourceDocument] = (),
         *,
         rebuild: bool = False,
+        prune: bool = False,
+        force: bool = False,
+        wait: float | None = None,
         progress: ProgressFactory = no_progress,
     ) -> BuildReport:
         """Add ``sources`` (files, folders or ``SourceDocument``s) and run the recipe over every pending document.
 
         An interrupted build is resumed: its finished steps are skipped. ``rebuild=True`` runs
-        every document through every step again (caches still apply).
+        every document through every step again (caches still apply). ``prune=True`` removes the
+        documents whose file disappeared from the folders in ``sources``. ``force=True`` adds back
+        documents removed with ``delete_documents`` even though their file did not change.
+        ``wait`` is how many seconds to wait for another writer (``None``: fail at once with
+        ``KnowledgeBaseLockedError``). ``report.ingest`` lists what the source
+        walk skipped, refused, deduplicated or pruned.
         """
-        async with self._lock:
+        sources = list(sources)
+        check_given_documents(sources)  # a bad id is refused before anything is written
+        async with self._lock, self._writer("built", wait) as lock:
             self._raise_if_invalid()
-            await self._ingest(sources)
+            ingest = await self._ingest(sources, prune=prune, force=force)
+            if lock.stale_holder:
+                ingest = attrs.evolve(ingest, issues=(*ingest.issues, _stale_lock_issue(lock.stale_holder)))
             keys = [step_key(i, s) for i, s in enumerate(self.steps)]
             last = self.run_record.last_run
             last_done = next((r for r in reversed(self.run_record.runs) if r["status"] == "done"), None)
@@ -301,8 +451,10 @@ class KnowledgeBase:
                 if last and last["status"] != "done":
                     last["status"] = "superseded"
                 if not pending:
-                    return BuildReport(run_id=last["id"] if last else 0, document_count=0, steps=())
+                    self.run_record.save()
+                    return BuildReport(run_id=last["id"] if last else 0, document_count=0, steps=(), ingest=ingest)
                 run = self.run_record.start_run(pending, keys)
+            run["ingest"] = {"issues": [issue_to_dict(i) for i in ingest.issues], "stats": dict(ingest.stats)}
             report = await run_steps(self, self.steps, run, resumed=resumed, progress=progress)
             for doc_id in run["document_ids"]:
                 if doc_id in self._catalog:
@@ -310,7 +462,7 @@ class KnowledgeBase:
             self._save_catalog()
             run.update(status="done", finished=time.time())
             self.run_record.save()
-            return report
+            return attrs.evolve(report, ingest=ingest)
 
     add_documents = build
 
@@ -354,15 +506,45 @@ class KnowledgeBase:
 
         ``response.metadata["mode"]`` names the mode that ran.
         """
+        self._reload_if_changed()  # another process may have committed a build since the last query
         if mode is None:
             available = self.available_queries
             mode = next((m for m in DEFAULT_MODE_ORDER if m in available), None)
             if mode is None:
                 raise KnowledgeBaseError("No query mode is available yet: build the knowledge base first (`heta build PATH`).")
         request = QueryRequest(text=text, mode=mode, top_k=top_k, filters=filters or {}, options=options or {}, trace=trace)
-        response = await self._run_query(request, stack=())
+        response = await self._query_committed_state(request)
         # which mode ran, so a caller that let Heta choose can tell (the CLI's --json shows it)
         return attrs.evolve(response, metadata={**response.metadata, "mode": mode})
+
+    async def _query_committed_state(self, request: QueryRequest) -> QueryResponse:
+        """Run a query; a library error met while another process rewrites the stores is retried once on
+        freshly opened stores, and becomes a retryable ``KnowledgeBaseBusyError`` if it happens again."""
+        self._queries_in_flight += 1
+        try:
+            try:
+                return await self._run_query(request, stack=())
+            except HetaError:
+                raise
+            except Exception as first:
+                if self._writing:
+                    raise
+                log.info("query met %s: reopening the stores and asking once more", type(first).__name__)
+                self._reload_if_changed(always=True)
+            try:
+                return await self._run_query(request, stack=())
+            except HetaError:
+                raise
+            except Exception as again:
+                if not (writer_active(self.path) or self._stamp() != self._state_stamp):
+                    raise
+                raise KnowledgeBaseBusyError(
+                    f"The knowledge base at {self.path} is being written by another process and the query met a "
+                    f"half-written store ({type(again).__name__}). Retry the query (code {KnowledgeBaseBusyError.code}); "
+                    "it reads the new state once the writer has committed."
+                ) from again
+        finally:
+            self._queries_in_flight -= 1
 
     async def _run_query(self, request: QueryRequest, *, stack: Sequence[str], memo: QueryMemo | None = None) -> QueryResponse:
         engine = self._engines.get(request.mode)
@@ -408,28 +590,34 @@ class KnowledgeBase:
                     paths.append(path)
         return paths
 
-    def delete(self, *, dry_run: bool = False) -> DeletePlan:
+    def delete(self, *, dry_run: bool = False, wait: float | None = None) -> DeletePlan:
         """Remove everything the steps built (their cleanup plans) and the run record.
 
         Raw inputs and the recipe stay, so ``build()`` can rebuild from them.
         With ``dry_run=True`` nothing is removed; the plan says what would be.
+        ``wait``: seconds to wait for another writer, as in ``build``.
         """
+        if dry_run:
+            self._reload_if_changed()
+            return self._delete_plan(deleted=False)
+        with self._writer_sync("deleted", wait):
+            plan = self._delete_plan(deleted=True)
+            self.close()
+            for relative in plan.paths:
+                target = self.path / relative
+                if target.is_dir():
+                    shutil.rmtree(target)
+                else:
+                    target.unlink(missing_ok=True)
+            self.run_record = RunRecord.open(self.path / RECORD_FILE)
+            self._catalog = {k: attrs.evolve(v, state="pending") for k, v in self._catalog.items()}
+            self._save_catalog()
+            return plan
+
+    def _delete_plan(self, *, deleted: bool) -> DeletePlan:
         paths = self.cleanup_paths() + [RECORD_FILE]
         existing = tuple(p for p in paths if (self.path / p).exists())
-        kept = (RECIPE_FILE, CATALOG_FILE, f"objects/{RAW_PREFIX}")
-        if dry_run:
-            return DeletePlan(paths=existing, kept=kept, deleted=False)
-        self.close()
-        for relative in existing:
-            target = self.path / relative
-            if target.is_dir():
-                shutil.rmtree(target)
-            else:
-                target.unlink(missing_ok=True)
-        self.run_record = RunRecord.open(self.path / RECORD_FILE)
-        self._catalog = {k: attrs.evolve(v, state="pending") for k, v in self._catalog.items()}
-        self._save_catalog()
-        return DeletePlan(paths=existing, kept=kept, deleted=True)
+        return DeletePlan(paths=existing, kept=(RECIPE_FILE, CATALOG_FILE, f"objects/{RAW_PREFIX}"), deleted=deleted)
 
     async def _delete_derived(self, document_ids: Sequence[str]) -> None:
         """Remove what steps derived from these documents (steps with ``delete_documents``)."""
@@ -440,17 +628,47 @@ class KnowledgeBase:
                 await deleter(context, list(document_ids))
         self.flush_stores()
 
-    async def delete_documents(self, document_ids: Sequence[str]) -> None:
-        """Remove documents and everything derived from them, raw copies included."""
+    async def delete_documents(
+        self, document_ids: Sequence[str], *, dry_run: bool = False, wait: float | None = None
+    ) -> list[DocumentRecord]:
+        """Remove documents and everything derived from them, raw copies included; returns their records.
+
+        A removed document is remembered (``removed.json``): building its folder again does not
+        bring it back unless its file changed or the build passes ``force=True``.
+        ``dry_run=True`` removes nothing and returns the records that would be removed.
+        ``wait``: seconds to wait for another writer, as in ``build``.
+        """
+        ids = list(dict.fromkeys(document_ids))
         async with self._lock:
-            unknown = [d for d in document_ids if d not in self._catalog]
-            if unknown:
-                raise KnowledgeBaseError(f"Unknown document id(s): {', '.join(unknown)}. See kb.documents for the ids.")
-            await self._delete_derived(document_ids)
-            for doc_id in document_ids:
-                record = self._catalog.pop(doc_id)
-                self.objects.delete(record.raw_key)
-            self._save_catalog()
+            if dry_run:
+                self._reload_if_changed()
+                return [self._catalog[d] for d in self._check_known(ids)]
+            async with self._writer("changed (documents removed)", wait):
+                return await self._remove_documents(self._check_known(ids), remember=True)
+
+    def _check_known(self, ids: list[str]) -> list[str]:
+        unknown = [d for d in ids if d not in self._catalog]
+        if unknown:
+            raise KnowledgeBaseError(f"Unknown document id(s): {', '.join(map(repr, unknown))}. See kb.documents for the ids.")
+        return ids
+
+    async def _remove_documents(self, ids: list[str], *, remember: bool) -> list[DocumentRecord]:
+        await self._delete_derived(ids)
+        removed = []
+        for doc_id in ids:
+            record = self._catalog.pop(doc_id)
+            self.objects.delete(record.raw_key)
+            if remember:
+                self._removed[doc_id] = {"source": record.source, "content_hash": record.content_hash, "removed": time.time()}
+            removed.append(record)
+        self._save_catalog()
+        self._save_removed()
+        return removed
+
+    @property
+    def removed_documents(self) -> dict[str, dict[str, Any]]:
+        """Documents removed with ``delete_documents``: id -> source, content hash, removal time."""
+        return {k: dict(v) for k, v in self._removed.items()}
 
     # --- description ---------------------------------------------------------------
 
@@ -479,6 +697,14 @@ class KnowledgeBase:
         if self._sync is None:
             self._sync = SyncKnowledgeBase(self, BackgroundLoop(f"heta-kb-{self.path.name}"))
         return self._sync
+
+
+def _stale_lock_issue(holder: Mapping[str, Any]) -> StepIssue:
+    return StepIssue(
+        INGEST_STEP, IssueSubject("writer_lock", str(holder.get("pid", "?"))), "stale_writer_lock", "warning",
+        f"The previous writer (PID {holder.get('pid')} on {holder.get('host')}) ended without releasing the writer lock "
+        "(killed or crashed); this build took the lock over and resumes its work.",
+    )
 
 
 def _default_registry() -> PluginRegistry:

@@ -110,7 +110,12 @@ class RunRecord:
         self.data["step_artifacts"].setdefault(step_name, {}).update(produced)
 
     def all_issues(self) -> list[StepIssue]:
-        return [issue_from_dict(i) for run in self.runs for step in run["steps"].values() for i in step.get("issues", [])]
+        return [
+            issue_from_dict(i)
+            for run in self.runs
+            for step in (run.get("ingest", {}), *run["steps"].values())
+            for i in step.get("issues", [])
+        ]
 
 
 @attrs.frozen
@@ -131,10 +136,13 @@ class BuildReport:
     document_count: int
     steps: tuple[StepReport, ...]
     resumed: bool = False
+    #: the source walk before the steps: files skipped (hidden, unreadable, FIFO, ...), duplicates, pruned documents
+    ingest: StepReport | None = None
 
     @property
     def issues(self) -> list[StepIssue]:
-        return [issue for step in self.steps for issue in step.issues]
+        ingest = self.ingest.issues if self.ingest is not None else ()
+        return [*ingest, *(issue for step in self.steps for issue in step.issues)]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON ``heta build --json`` prints."""
@@ -147,11 +155,18 @@ class BuildReport:
                  "issues": [issue_to_dict(i) for i in s.issues]}
                 for s in self.steps
             ],
+            "ingest": None if self.ingest is None else {
+                "seconds": round(self.ingest.seconds, 3), "stats": dict(self.ingest.stats),
+                "issues": [issue_to_dict(i) for i in self.ingest.issues],
+            },
             "issues": len(self.issues),
         }
 
     def to_text(self) -> str:
         lines = [f"Build run {self.run_id}{' (resumed)' if self.resumed else ''}: {self.document_count} document(s)"]
+        if self.ingest is not None and self.ingest.stats:
+            stats = ", ".join(f"{k}={v}" for k, v in self.ingest.stats.items())
+            lines.append(f"  {self.ingest.name:<24} {'done':<8} {self.ingest.seconds:7.2f}s  {stats}")
         for step in self.steps:
             stats = ", ".join(f"{k}={v}" for k, v in step.stats.items())
             lines.append(f"  {step.name:<24} {step.status:<8} {step.seconds:7.2f}s  {stats}")

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import attrs
 from heta_framework.builtin.steps.split import check_chunk_overlap, split_parsed
 from heta_framework.builtin.text_split import count_tokens
-from heta_framework.kb.documents import Chunk, chunk_to_dict, iter_chunks, parsed_from_dict
+from heta_framework.kb.documents import Chunk, chunk_to_dict, document_key, iter_chunks, parsed_from_dict
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
 
 from heta_plugin_graph.steps.common import GRAPH_CHUNK_KEYS, check_positive, extraction_chunk_keys
@@ -28,7 +28,7 @@ RECHUNK_PREFIX = "graph/chunks/"
 def _delete_prefixed(context: Any, prefix: str, document_ids: list[str]) -> None:
     objects = context.get_component("stores.objects")
     for document_id in document_ids:
-        objects.delete(f"{prefix}{document_id}.json")
+        objects.delete(f"{prefix}{document_key(document_id)}.json")
 
 
 def merge_neighbours(chunks: list[Chunk], max_tokens: int) -> list[Chunk]:
@@ -99,7 +99,7 @@ class MergeChunks:
             if not chunks:
                 continue
             units = merge_neighbours(chunks, self.max_tokens)
-            unit_key = f"{UNITS_PREFIX}{chunks[0].document_id}.json"
+            unit_key = f"{UNITS_PREFIX}{document_key(chunks[0].document_id)}.json"
             objects.put_json(unit_key, [chunk_to_dict(u) for u in units])
             keys.append(unit_key)
             context.count("chunks_in", len(chunks))
@@ -138,7 +138,7 @@ class RechunkDocuments:
             chunks = split_parsed(
                 parsed, self.chunk_size, self.chunk_overlap, id_tag="g", metadata={**dict(parsed.metadata), "graph_chunk": True}
             )
-            key = f"{RECHUNK_PREFIX}{parsed.document_id}.json"
+            key = f"{RECHUNK_PREFIX}{document_key(parsed.document_id)}.json"
             objects.put_json(key, [chunk_to_dict(c) for c in chunks])
             keys.append(key)
             context.count("graph_chunks", len(chunks))

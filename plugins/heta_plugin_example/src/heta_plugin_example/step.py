@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from heta_framework.kb.documents import iter_chunks
+from heta_framework.kb.documents import document_key, iter_chunks
 from heta_framework.kb.search import SearchAsset
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, store_ref
 
@@ -28,7 +28,7 @@ TITLE_INDEX_ASSET = SearchAsset(
 def index_key(document_id: str) -> str:
     # One object per document: an incremental build only rewrites the documents it processed,
     # and deleting a document deletes exactly one object.
-    return f"{INDEX_PREFIX}{document_id}.json"
+    return f"{INDEX_PREFIX}{document_key(document_id)}.json"
 
 
 def _heading_level(instance: Any, attribute: attrs.Attribute, value: int) -> None:

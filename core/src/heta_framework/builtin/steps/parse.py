@@ -10,6 +10,7 @@ import attrs
 
 from heta_framework.builtin.parsers import BinaryDocumentError, ParserDependencyError
 from heta_framework.common.validators import number
+from heta_framework.kb.documents import document_key
 from heta_framework.kb.steps import (
     StepCapabilities,
     StepCleanupPlan,
@@ -22,7 +23,8 @@ PARSED_PREFIX = "parsed/"
 
 
 def parsed_key(document_id: str) -> str:
-    return f"{PARSED_PREFIX}{document_id}.json"
+    # document_key, not the id itself: ids may hold "/", "..", or be longer than a file name
+    return f"{PARSED_PREFIX}{document_key(document_id)}.json"
 
 
 @attrs.frozen

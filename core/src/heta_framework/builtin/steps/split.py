@@ -9,14 +9,15 @@ import attrs
 
 from heta_framework.builtin.text_split import split_text
 from heta_framework.common.validators import positive_whole_number
-from heta_framework.kb.documents import Chunk, chunk_to_dict, parsed_from_dict
+from heta_framework.kb.documents import Chunk, chunk_to_dict, document_key, parsed_from_dict
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
 
 CHUNKS_PREFIX = "chunks/"
 
 
 def chunks_key(document_id: str) -> str:
-    return f"{CHUNKS_PREFIX}{document_id}.json"
+    # document_key, not the id itself: ids may hold "/", "..", or be longer than a file name
+    return f"{CHUNKS_PREFIX}{document_key(document_id)}.json"
 
 
 def check_chunk_overlap(instance: Any, attribute: attrs.Attribute, value: int) -> None:

@@ -1,0 +1,181 @@
+"""The writer lock: one build, remove or delete per knowledge base at a time, across processes.
+
+The lock is an OS lock (``flock``) on ``<kb>/writer.lock``. The kernel drops it when
+the holding process dies, however it dies (SIGKILL included), so a lock left by a
+killed writer can never block the next one. The file also holds a record of the
+holder (pid, host, start time, operation) for the error message only: it is never
+trusted to decide who holds the lock, because a killed writer leaves it behind.
+When a writer takes the lock and finds a record, the previous holder died without
+releasing it; ``WriterLock.stale_holder`` keeps that record so the caller can say so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import fcntl
+import json
+import logging
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from heta_framework.errors import KnowledgeBaseLockedError
+
+log = logging.getLogger(__name__)
+
+LOCK_FILE = "writer.lock"
+#: how often a waiting writer tries the lock again
+POLL_SECONDS = 0.1
+
+
+def _describe(holder: dict[str, Any]) -> str:
+    if not holder:
+        return "another process (it left no record)"
+    since = datetime.datetime.fromtimestamp(holder.get("started", 0), tz=datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    where = "" if holder.get("host") == socket.gethostname() else f" on host {holder.get('host')}"
+    what = holder.get("operation", "written")
+    alive = ""
+    if holder.get("host") == socket.gethostname() and not _pid_alive(int(holder.get("pid", 0))):
+        # the lock is still held (flock says so): a child that inherited the descriptor outlived it
+        alive = " (that process has exited; a child process it started still holds the lock)"
+    return f"{what} by PID {holder.get('pid')}{where} since {since}{alive}"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class WriterLock:
+    """``with WriterLock(kb_path, "build").acquire(wait=...)`` or ``await lock.acquire_async(wait=...)``.
+
+    ``wait=None`` (or 0) fails at once with ``KnowledgeBaseLockedError`` when another writer holds
+    the lock; ``wait=seconds`` tries again until then; ``wait=float("inf")`` waits as long as it takes.
+    """
+
+    def __init__(self, kb_path: Path, operation: str):
+        self.path = Path(kb_path) / LOCK_FILE
+        self.operation = operation
+        self.stale_holder: dict[str, Any] | None = None
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def _try(self) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._fd = fd
+        previous = _read_record(fd)
+        if previous:
+            # we hold the flock, so whoever wrote this record is gone without releasing it
+            self.stale_holder = previous
+            log.warning("took over the writer lock of %s: %s ended without releasing it", self.path.parent, _describe(previous))
+        record = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time(), "operation": self.operation}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(record).encode("utf-8"), 0)
+        os.fsync(fd)
+        return True
+
+    def _locked_error(self, wait: float | None) -> KnowledgeBaseLockedError:
+        holder = self.holder()
+        waited = f" (waited {wait:g} s)" if wait else ""
+        return KnowledgeBaseLockedError(
+            f"The knowledge base at {self.path.parent} is being {_describe(holder)}{waited}. "
+            "Wait for it to finish, or pass wait=SECONDS (CLI: --wait SECONDS) to wait for the lock.",
+            holder,
+        )
+
+    def acquire(self, wait: float | None = None) -> WriterLock:
+        deadline = time.monotonic() + (wait or 0)
+        while not self._try():
+            if time.monotonic() >= deadline:
+                raise self._locked_error(wait)
+            time.sleep(POLL_SECONDS)
+        return self
+
+    async def acquire_async(self, wait: float | None = None) -> WriterLock:
+        """As ``acquire``, but waits without blocking the event loop."""
+        deadline = time.monotonic() + (wait or 0)
+        while not self._try():
+            if time.monotonic() >= deadline:
+                raise self._locked_error(wait)
+            await asyncio.sleep(POLL_SECONDS)
+        return self
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            os.ftruncate(fd, 0)  # an empty record means "released properly"
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def holder(self) -> dict[str, Any]:
+        """What the lock file says about its holder (may be stale: see the module docstring)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return {}
+        try:
+            return _read_record(fd)
+        finally:
+            os.close(fd)
+
+    def __enter__(self) -> WriterLock:
+        if not self.held:
+            self.acquire()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+    async def __aenter__(self) -> WriterLock:
+        if not self.held:
+            await self.acquire_async()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.release()
+
+
+def _read_record(fd: int) -> dict[str, Any]:
+    raw = os.pread(fd, 4096, 0)
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {"pid": 0, "host": "?", "started": 0, "operation": "written (unreadable lock record)"}
+    return value if isinstance(value, dict) else {}
+
+
+def writer_active(kb_path: Path) -> bool:
+    """Best guess whether a writer is running now (for readers deciding if an error is retryable).
+
+    It reads the record, so a killed writer on another host looks active; on this host a dead pid does not.
+    """
+    holder = WriterLock(kb_path, "probe").holder()
+    if not holder:
+        return False
+    if holder.get("host") == socket.gethostname():
+        return _pid_alive(int(holder.get("pid", 0)))
+    return True
