@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from heta_plugin_graph.store import RemovedFacts
+from heta_framework.kb.stores import GraphStore, RemovedFacts
+
 from heta_plugin_graph.vectors import existing_collections
 from heta_plugin_graph.writer import vector_deleter
 
 
 async def delete_graph_documents(context: Any, document_ids: list[str]) -> RemovedFacts:
-    graph = context.get_component("stores.graph")
+    graph: GraphStore = context.get_component("stores.graph")
     entity_collection, relation_collection = existing_collections(context.get_component("stores.vector"))
     removed = await asyncio.to_thread(
         graph.delete_documents, document_ids, vector_deleter(entity_collection, relation_collection)

@@ -41,6 +41,7 @@ from heta_framework.common.validators import number, one_of, whole_number
 from heta_framework.kb.query_options import parse_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef, query_issue
 from heta_framework.kb.steps import model_ref
+from heta_framework.kb.stores import GraphStore, VectorStoreProtocol
 
 from heta_plugin_graph.assets import GRAPH_SEARCH_MODE
 from heta_plugin_graph.normalize import normalize_name
@@ -110,8 +111,8 @@ class HetaGraphSearchEngine:
         options = GraphSearchOptions.from_request(request.options)
         tables = context.find_asset(SearchAssetRef(kind="graph_tables"))
         index = context.find_asset(SearchAssetRef(kind="graph_vector_index"))
-        graph = context.get_component(tables.store if tables else "stores.graph")
-        vector_store = context.get_component(index.store if index else "stores.vector")
+        graph: GraphStore = context.get_component(tables.store if tables else "stores.graph")
+        vector_store: VectorStoreProtocol = context.get_component(index.store if index else "stores.vector")
         names = dict((index.metadata if index else {}).get("collections") or {})
         entity_name, relation_name = names.get("entities", ENTITY_COLLECTION), names.get("relations", RELATION_COLLECTION)
         if not vector_store.has_collection(entity_name):

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 import numpy as np
 from heta_framework.kb.documents import iter_chunks
+from heta_framework.kb.stores import GraphStore, ObjectStoreProtocol
 
 from heta_plugin_graph.draft import GraphDraft
 from heta_plugin_graph.steps.common import all_chunk_keys
@@ -26,7 +27,7 @@ from heta_plugin_graph.vectors import embed_texts, entity_text, open_collections
 
 
 def load_evidence_chunks(context: Any, chunk_ids: set[str]) -> dict[str, StoredChunk]:
-    objects = context.get_component("stores.objects")
+    objects: ObjectStoreProtocol = context.get_component("stores.objects")
     found: dict[str, StoredChunk] = {}
     for key in all_chunk_keys(context):
         if not objects.exists(key):
@@ -84,7 +85,7 @@ async def write_draft(
     known_existing: Sequence[str] = (),
     embed_descriptions: bool = True,
 ) -> None:
-    graph = context.get_component("stores.graph")
+    graph: GraphStore = context.get_component("stores.graph")
     embedder = context.get_component("models.embedding")
     entity_collection, relation_collection = open_collections(context.get_component("stores.vector"), embedder.dimension)
 

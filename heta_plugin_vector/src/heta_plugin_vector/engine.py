@@ -22,6 +22,7 @@ from heta_framework.errors import ModelError
 from heta_framework.kb.query_options import query_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef
 from heta_framework.kb.steps import ComponentRef, model_ref
+from heta_framework.kb.stores import VectorStoreProtocol
 
 from heta_plugin_vector.steps import CHUNK_COLLECTION
 
@@ -52,7 +53,7 @@ class VectorSearchEngine:
         options: VectorSearchOptions = query_options(self, request)
         asset = context.find_asset(_ASSET)
         asset_metadata = dict(asset.metadata) if asset else {}
-        store = context.get_component(asset.store if asset else "stores.vector")
+        store: VectorStoreProtocol = context.get_component(asset.store if asset else "stores.vector")
         collection = store.collection(asset_metadata.get("collection", CHUNK_COLLECTION))
         built_model = asset_metadata.get("embedding_model")  # described by index_vectors on every build
         vector = options.vector

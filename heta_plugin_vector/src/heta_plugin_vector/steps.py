@@ -13,6 +13,7 @@ from heta_framework.errors import ModelError
 from heta_framework.kb.documents import content_hash, iter_chunks
 from heta_framework.kb.search import SearchAsset
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, model_ref, store_ref
+from heta_framework.kb.stores import ObjectStoreProtocol, VectorStoreProtocol
 
 CACHE_PATH = "embeddings/cache.sqlite"
 CHUNK_COLLECTION = "chunks"
@@ -59,7 +60,7 @@ class EmbedChunks:
         from heta_plugin_vector.cache import EmbeddingCache
 
         client = context.get_component("models.embedding")
-        objects = context.get_component("stores.objects")
+        objects: ObjectStoreProtocol = context.get_component("stores.objects")
         chunk_keys = list(context.get_artifact("chunk_keys"))
         model = client.model_name
         texts: dict[str, str] = {}
@@ -149,8 +150,8 @@ class IndexVectors:
 
         embeddings = context.get_artifact("embeddings")
         model = embeddings["model"]
-        store = context.get_component("stores.vector")
-        objects = context.get_component("stores.objects")
+        store: VectorStoreProtocol = context.get_component("stores.vector")
+        objects: ObjectStoreProtocol = context.get_component("stores.objects")
         collection = store.collection(CHUNK_COLLECTION, dimension=embeddings["dimension"])
         if context.document_ids:
             await asyncio.to_thread(collection.delete_where, {"document_id": list(context.document_ids)})
@@ -207,7 +208,7 @@ class IndexVectors:
         return StepCleanupPlan(paths=tuple(result.get("paths", ("vectors/chunks",))), description="chunk vector collection")
 
     async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
-        store = context.get_component("stores.vector")
+        store: VectorStoreProtocol = context.get_component("stores.vector")
         if store.has_collection(CHUNK_COLLECTION):
             collection = store.collection(CHUNK_COLLECTION)
             await asyncio.to_thread(collection.delete_where, {"document_id": list(document_ids)})

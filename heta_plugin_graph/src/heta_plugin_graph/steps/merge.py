@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import attrs
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements
+from heta_framework.kb.stores import GraphStore, VectorStoreProtocol
 
 from heta_plugin_graph import matching
 from heta_plugin_graph.assets import GRAPH_ASSETS, GRAPH_SEARCH_MODE
@@ -70,7 +71,7 @@ class MergeGraphIntoStore:
 
     async def run(self, context: Any) -> None:
         draft = load_draft(context)
-        graph = context.get_component("stores.graph")
+        graph: GraphStore = context.get_component("stores.graph")
         stored = await asyncio.to_thread(graph.get_entities, [e.id for e in draft.entities])
         new = [e for e in draft.entities if e.id not in stored]
         context.count("entities_already_stored", len(draft.entities) - len(new))
@@ -87,7 +88,7 @@ class MergeGraphIntoStore:
         context.set_artifact(GRAPH_STORE_ARTIFACT, {"paths": graph_paths(context), **graph.counts()})
 
     async def _match(self, context: Any, draft: GraphDraft, new: list[Any], vectors: Any) -> dict[str, str]:
-        vector_store = context.get_component("stores.vector")
+        vector_store: VectorStoreProtocol = context.get_component("stores.vector")
         if not vector_store.has_collection(ENTITY_COLLECTION):
             return {}
         collection = vector_store.collection(ENTITY_COLLECTION)
@@ -95,7 +96,7 @@ class MergeGraphIntoStore:
             return {}
         in_draft = draft.entity_ids()
         hits = await asyncio.to_thread(collection.search, vectors, self.candidates + 1)
-        graph = context.get_component("stores.graph")
+        graph: GraphStore = context.get_component("stores.graph")
         candidate_ids = {
             h.id for row in hits for h in row if h.score >= self.similarity_threshold and h.id not in in_draft
         }

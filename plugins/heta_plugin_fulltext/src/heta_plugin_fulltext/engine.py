@@ -28,7 +28,7 @@ class FullTextSearchEngine:
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
         asset = context.find_asset(FULL_TEXT_ASSET)
-        store = context.get_component(asset.store if asset else ASSET_STORE)
+        store: TextIndexStore = context.get_component(asset.store if asset else ASSET_STORE)
         if asset is not None:
             check_built_with(asset.metadata, store)
         hits = await asyncio.to_thread(store.search, request.text, request.top_k, request.filters)

@@ -11,6 +11,7 @@ from heta_framework.common.validators import positive_whole_number
 from heta_framework.kb.documents import iter_chunks
 from heta_framework.kb.search import SearchAsset
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
+from heta_framework.kb.stores import ObjectStoreProtocol, TextIndexStore
 
 ASSET_KIND = "chunk_full_text_index"
 ASSET_NAME = "chunks"
@@ -55,8 +56,8 @@ class IndexFullText:
         )
 
     async def run(self, context: Any) -> None:
-        store = context.get_component(ASSET_STORE)
-        objects = context.get_component("stores.objects")
+        store: TextIndexStore = context.get_component(ASSET_STORE)
+        objects: ObjectStoreProtocol = context.get_component("stores.objects")
         context.describe_asset(ASSET_KIND, ASSET_NAME, {"backend": store.backend, "analyzer": store.analyzer})
         chunk_keys = context.get_artifact("chunk_keys")
         progress = context.progress("index full text", len(chunk_keys))
@@ -84,5 +85,5 @@ class IndexFullText:
         return StepCleanupPlan(paths=tuple(index.get("paths", ())), description="full-text index folder")
 
     async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
-        store = context.get_component(ASSET_STORE)
+        store: TextIndexStore = context.get_component(ASSET_STORE)
         await asyncio.to_thread(store.delete_documents, document_ids)

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from heta_framework.kb.query_options import NoOptions
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, chunk_result
+from heta_framework.kb.stores import SQLStore
 
 
 class SqlTextSearchEngine:
@@ -16,7 +17,7 @@ class SqlTextSearchEngine:
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
         asset = context.find_asset(SearchAssetRef(kind="chunk_text_index"))
-        store = context.get_component(asset.store if asset else "stores.sql")
+        store: SQLStore = context.get_component(asset.store if asset else "stores.sql")
         hits = await asyncio.to_thread(store.search_text, request.text, request.top_k, request.filters)
         results = [chunk_result(chunk, score, self.mode) for chunk, score in hits]
         return QueryResponse(results=results)

@@ -11,6 +11,7 @@ import attrs
 from heta_framework.kb.documents import iter_chunks
 from heta_framework.kb.search import SearchAsset
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
+from heta_framework.kb.stores import ObjectStoreProtocol, SQLStore
 
 CHUNK_TEXT_ASSET = SearchAsset(kind="chunk_text_index", name="chunks", store="stores.sql", metadata={"table": "chunks"})
 
@@ -39,8 +40,8 @@ class PersistChunks:
         )
 
     async def run(self, context: Any) -> None:
-        store = context.get_component("stores.sql")
-        objects = context.get_component("stores.objects")
+        store: SQLStore = context.get_component("stores.sql")
+        objects: ObjectStoreProtocol = context.get_component("stores.objects")
         batch = []
         written = 0
         for chunk in iter_chunks(objects, context.get_artifact("chunk_keys")):
@@ -58,5 +59,5 @@ class PersistChunks:
         return StepCleanupPlan(paths=tuple(index.get("paths", ())), description="SQLite chunk table")
 
     async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
-        store = context.get_component("stores.sql")
+        store: SQLStore = context.get_component("stores.sql")
         await asyncio.to_thread(store.delete_documents, document_ids)
