@@ -19,14 +19,14 @@ import cohere
 import httpx
 from cohere.core.api_error import ApiError
 from heta_framework.common.models import RerankHit, RerankModel
-from heta_framework.common.remote import RetryAfterGate
+from heta_framework.common.remote import MalformedResponseError, RetryAfterGate
 from heta_framework.common.retry import ConcurrencyLimiter, call_with_retries
 from heta_framework.common.secrets import redact
 from heta_framework.errors import ModelError, ModelTimeoutError
 
 from heta_plugin_rerank.hits import best_first
 from heta_plugin_rerank.options import CohereOptions, parse_options
-from heta_plugin_rerank.retrying import is_retryable, response_headers
+from heta_plugin_rerank.retrying import as_malformed, checked_results, is_retryable, response_headers
 
 COHERE_HOSTS = frozenset({"api.cohere.com", "api.cohere.ai"})
 PLACEHOLDER_KEY = "heta-no-key"
@@ -115,23 +115,26 @@ class CohereRerankClient:
         if self.options.max_tokens_per_doc is not None:
             request["max_tokens_per_doc"] = self.options.max_tokens_per_doc
 
-        async def attempt() -> Any:
+        async def attempt() -> list[tuple[int, float]]:
             await gate.wait()
             async with limiter:
                 try:
-                    return await client.rerank(**request, request_options={"max_retries": 0, "timeout": self.options.timeout})
+                    response = await client.rerank(**request, request_options={"max_retries": 0, "timeout": self.options.timeout})
                 except Exception as exc:
+                    malformed = as_malformed(exc)
+                    if malformed is not None:
+                        raise malformed from None
                     gate.note(response_headers(exc))
                     raise
+                return checked_results(response)
 
         try:
-            response = await call_with_retries(
+            scored = await call_with_retries(
                 attempt, policy=self.options.retry_policy(), is_retryable=is_retryable, describe=f"rerank for {self.model_name}"
             )
-        except (ApiError, httpx.HTTPError) as exc:
+        except (ApiError, httpx.HTTPError, MalformedResponseError) as exc:
             # ``from None``: the client's text (headers, bodies) is replaced by a redacted one that says what to do
             raise self._translate(exc) from None
-        scored = [(item.index, item.relevance_score) for item in response.results]
         if any(not 0 <= index < len(documents) for index, _ in scored):
             raise ModelError(f"{self.where} returned document indexes outside 0..{len(documents) - 1} for {self.model_name}.")
         return best_first(scored, top_n)
@@ -141,8 +144,14 @@ class CohereRerankClient:
         tried = f"after {attempts} attempt(s)"
         name, where = self.model_name, self.where
         status = getattr(exc, "status_code", None)
-        if isinstance(exc, httpx.TimeoutException):
-            error: ModelError = ModelTimeoutError(
+        if isinstance(exc, MalformedResponseError):
+            error: ModelError = ModelError(
+                f"{where} answered rerank for {name} with {exc} instead of the rerank API's JSON, {tried}. "
+                "Check that base_url is the server's root (without /v2) and not a web page or a proxy's error page, "
+                "and that the server is healthy."
+            )
+        elif isinstance(exc, httpx.TimeoutException):
+            error = ModelTimeoutError(
                 f"rerank for {name} at {where} did not answer within {self.options.timeout:g}s, {tried}. "
                 f"Check that the server is up; raise options.timeout, lower options.concurrency, or rerank fewer candidates."
             )

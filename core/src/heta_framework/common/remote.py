@@ -27,6 +27,25 @@ def is_retryable_status(status: int | None) -> bool:
     return status is not None and (status in RETRYABLE_STATUS or status >= 500)
 
 
+class MalformedResponseError(Exception):
+    """The server answered 2xx, but not with the JSON its API defines: an HTML page (a proxy's
+    error page, a wrong ``base_url``), truncated JSON, or JSON of another shape.
+
+    Providers retry it like a 5xx (gateways and overloaded servers produce these now and
+    then) and, when attempts run out, raise a ``ModelError`` that says to check ``base_url``.
+    """
+
+
+def describe_body(value: Any) -> str:
+    """What came back instead of the API's JSON, for an error message (at most 80 characters of it)."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        kind = "an HTML page" if value.lstrip()[:1] == "<" else "text that is not JSON"
+        return f"{kind} ({value.strip()[:80]!r})"
+    return f"JSON of another shape ({type(value).__name__})"
+
+
 def positive(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
     if value is not None and value <= 0:
         raise ValueError(f"{attribute.name} must be greater than 0, got {value!r}")

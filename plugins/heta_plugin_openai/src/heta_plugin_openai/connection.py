@@ -10,13 +10,14 @@ in a fresh ``asyncio.run`` loop, and an httpx pool or a semaphore must not cross
 from __future__ import annotations
 
 import asyncio
+import json
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import openai
 from heta_framework.common.models import EmbeddingModel, LanguageModel
-from heta_framework.common.remote import RetryAfterGate, is_retryable_status
+from heta_framework.common.remote import MalformedResponseError, RetryAfterGate, describe_body, is_retryable_status
 from heta_framework.common.retry import ConcurrencyLimiter, call_with_retries
 from heta_framework.common.secrets import redact
 from heta_framework.errors import ModelError, ModelTimeoutError
@@ -26,9 +27,24 @@ from heta_plugin_openai.options import OpenAIOptions
 
 T = TypeVar("T")
 
+
+def require_fields(response: Any, expected: type, fields: tuple[str, ...]) -> Any:
+    """``response`` if it is an ``expected`` with each of ``fields`` a list, else ``MalformedResponseError``.
+
+    The ``openai`` client hands back the raw text for a non-JSON content type and builds models
+    without validation, so a wrong answer would surface later as ``AttributeError``/``TypeError``.
+    """
+    if not isinstance(response, expected):
+        raise MalformedResponseError(describe_body(response))
+    missing = [name for name in fields if not isinstance(getattr(response, name, None), list)]
+    if missing:
+        raise MalformedResponseError(f"JSON without {', '.join(missing)}")
+    return response
+
+
 def is_retryable(exc: BaseException) -> bool:
-    """Rate limits, server errors, time-outs and lost connections are worth another try."""
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+    """Rate limits, server errors, malformed answers, time-outs and lost connections are worth another try."""
+    if isinstance(exc, openai.APIConnectionError | MalformedResponseError):  # includes APITimeoutError
         return True
     return isinstance(exc, openai.APIStatusError) and is_retryable_status(exc.status_code)
 
@@ -91,6 +107,8 @@ class OpenAIConnection:
             async with limiter:
                 try:
                     return await request(client)
+                except json.JSONDecodeError as exc:  # a 2xx whose JSON body is cut off or broken
+                    raise MalformedResponseError(f"invalid JSON ({exc.msg} at character {exc.pos})") from None
                 except Exception as exc:
                     gate.note(response_headers(exc))
                     raise
@@ -102,16 +120,22 @@ class OpenAIConnection:
                 is_retryable=is_retryable,
                 describe=f"{what} for {self.config.model_name}",
             )
-        except openai.OpenAIError as exc:
+        except (openai.OpenAIError, MalformedResponseError) as exc:
             # ``from None``: the client's exception text is replaced by a redacted one that says what to do.
             raise self._translate(what, exc) from None
 
-    def _translate(self, what: str, exc: openai.OpenAIError) -> ModelError:
+    def _translate(self, what: str, exc: openai.OpenAIError | MalformedResponseError) -> ModelError:
         attempts = self.options.max_attempts if is_retryable(exc) else 1
         tried = f"after {attempts} attempt(s)"
         name, where = self.config.model_name, self.where
-        if isinstance(exc, openai.APITimeoutError):
-            error: ModelError = ModelTimeoutError(
+        if isinstance(exc, MalformedResponseError):
+            error: ModelError = ModelError(
+                f"{where} answered {what} for {name} with {exc} instead of the OpenAI API's JSON, {tried}. "
+                "Check that base_url is the API's root (usually ending in /v1) and not a web page or a proxy's "
+                "error page, and that the server is healthy."
+            )
+        elif isinstance(exc, openai.APITimeoutError):
+            error = ModelTimeoutError(
                 f"{what} for {name} at {where} did not answer within {self.options.timeout:g}s, {tried}. "
                 f"Check that the server is up and not overloaded; raise options.timeout or lower options.concurrency."
             )

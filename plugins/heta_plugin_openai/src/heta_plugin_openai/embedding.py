@@ -9,9 +9,11 @@ from typing import Any
 import numpy as np
 import openai
 from heta_framework.common.models import EmbeddingModel
+from heta_framework.common.remote import MalformedResponseError
 from heta_framework.errors import ModelError
+from openai.types import CreateEmbeddingResponse
 
-from heta_plugin_openai.connection import OpenAIConnection
+from heta_plugin_openai.connection import OpenAIConnection, require_fields
 from heta_plugin_openai.options import OpenAIOptions
 
 
@@ -63,7 +65,11 @@ class OpenAIEmbeddingClient:
             request["extra_body"] = dict(self.options.extra_body)
 
         async def create(client: openai.AsyncOpenAI) -> Any:
-            return await client.embeddings.create(input=batch, **request)
+            response = await client.embeddings.create(input=batch, **request)
+            require_fields(response, CreateEmbeddingResponse, ("data",))
+            if not all(isinstance(getattr(item, "embedding", None), list) for item in response.data):
+                raise MalformedResponseError("JSON whose data items have no embedding list")
+            return response
 
         response = await self.connection.call("embeddings", create)
         items = sorted(response.data, key=lambda item: item.index)

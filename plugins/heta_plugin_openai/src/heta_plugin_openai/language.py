@@ -9,8 +9,9 @@ from typing import Any
 
 import openai
 from heta_framework.common.models import Completion, LanguageModel, Message
+from openai.types.chat import ChatCompletion
 
-from heta_plugin_openai.connection import OpenAIConnection
+from heta_plugin_openai.connection import OpenAIConnection, require_fields
 from heta_plugin_openai.options import OpenAIOptions
 
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
@@ -78,7 +79,8 @@ class OpenAILanguageClient:
             request["extra_body"] = dict(options.extra_body)
 
         async def create(client: openai.AsyncOpenAI) -> Any:
-            return await client.chat.completions.create(messages=payload, **request)
+            response = await client.chat.completions.create(messages=payload, **request)
+            return require_fields(response, ChatCompletion, ("choices",))
 
         response = await self.connection.call("chat completion", create)
         text = (response.choices[0].message.content or "") if response.choices else ""
