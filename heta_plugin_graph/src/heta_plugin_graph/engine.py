@@ -31,6 +31,7 @@ a fact is returned only if some evidence chunk passes them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -85,10 +86,17 @@ def relevance_terms(text: str) -> set[str]:
     return terms
 
 
+@functools.lru_cache(maxsize=8192)
+def _text_terms(text: str) -> frozenset[str]:
+    # the same evidence chunks come back query after query: tokenise each text once per process, not per query
+    # (keyed by the text itself, so a chunk rewritten by a rebuild is tokenised again)
+    return frozenset(relevance_terms(text))
+
+
 def lexical_relevance(query_terms: set[str], text: str) -> float:
     if not query_terms:
         return 0.0
-    return len(query_terms & relevance_terms(text)) / len(query_terms)
+    return len(query_terms & _text_terms(text)) / len(query_terms)
 
 
 def _matches(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:

@@ -147,7 +147,7 @@ class FaissCollection:
         queries = indexes.normalized(vectors, self._dimension)
         if top_k < 1 or not len(queries):
             return [[] for _ in range(len(queries))]
-        with self._lock:
+        with self._lock, indexes.single_threaded(len(queries) <= indexes.SINGLE_THREAD_QUERIES):
             if filters:
                 allowed = np.fromiter((key for key, _ in self._records.matching(filters)), dtype=np.int64)
                 if not len(allowed):
