@@ -56,6 +56,7 @@ class StepContext:
         self.issues: list[StepIssue] = []
         self.stats: Counter[str] = Counter()
         self.asset_metadata: dict[tuple[str, str], dict[str, Any]] = {}
+        self.retry_documents: set[str] = set()
         self._progress = progress
 
     # --- StepContextProtocol ---------------------------------------------------------
@@ -134,6 +135,15 @@ class StepContext:
         except TypeError as exc:
             raise HetaError(f"Step {self.step_name!r} described asset {kind}:{name} with metadata that is not JSON ({exc}).") from None
         self.asset_metadata.setdefault((kind, name), {}).update(metadata)
+
+    def retry_document(self, document_id: str) -> None:
+        """Keep a document pending after this build, so the next plain build runs it again.
+
+        For work that failed for a passing reason (a model server that was down): the
+        build goes on, and the next ``heta build`` retries the document; caches make
+        the repeat cheap (only what failed is asked again).
+        """
+        self.retry_documents.add(document_id)
 
     def count(self, name: str, amount: int = 1) -> None:
         """Add to a statistic shown in the build report (``llm_calls``, ``cache_hits``, ...)."""

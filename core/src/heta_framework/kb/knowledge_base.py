@@ -44,7 +44,7 @@ from heta_framework.kb.query_memo import QueryMemo
 from heta_framework.kb.query_options import check_options
 from heta_framework.kb.recipe import KnowledgeModels, Recipe, expand_steps, validate_store_options
 from heta_framework.kb.record import BuildReport, RunRecord, StepReport, issue_to_dict
-from heta_framework.kb.runner import run_steps, step_key, validate_steps
+from heta_framework.kb.runner import documents_to_retry, run_steps, step_key, validate_steps
 from heta_framework.kb.sources import SourceWalk, check_given_documents, raw_suffix
 from heta_framework.kb.steps import IssueResolution, IssueSubject, StepIssue
 from heta_framework.kb.sync import BackgroundLoop, SyncKnowledgeBase
@@ -456,8 +456,9 @@ class KnowledgeBase:
                 run = self.run_record.start_run(pending, keys)
             run["ingest"] = {"issues": [issue_to_dict(i) for i in ingest.issues], "stats": dict(ingest.stats)}
             report = await run_steps(self, self.steps, run, resumed=resumed, progress=progress)
+            retry = documents_to_retry(run)  # stay pending: the next plain build runs them again
             for doc_id in run["document_ids"]:
-                if doc_id in self._catalog:
+                if doc_id in self._catalog and doc_id not in retry:
                     self._catalog[doc_id] = attrs.evolve(self._catalog[doc_id], state="built")
             self._save_catalog()
             run.update(status="done", finished=time.time())

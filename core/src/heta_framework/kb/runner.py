@@ -101,6 +101,11 @@ def validate_steps(
         raise RecipeValidationError(problems)
 
 
+def documents_to_retry(run: dict[str, Any]) -> set[str]:
+    """The documents some step of ``run`` asked to run again on the next build (``StepContext.retry_document``)."""
+    return {document_id for state in run["steps"].values() for document_id in state.get("retry_documents", ())}
+
+
 def conflicting_steps(steps: Sequence[Any]) -> list[str]:
     """Steps that would overwrite each other's output: the same step twice, or two steps publishing one search asset.
 
@@ -190,6 +195,7 @@ async def run_steps(
             artifacts=context.produced,
             issues=[issue_to_dict(i) for i in context.issues],
             stats=dict(context.stats),
+            retry_documents=sorted(context.retry_documents),
         )
         assets = [
             attrs.evolve(asset, metadata={**asset.metadata, **context.asset_metadata.get((asset.kind, asset.name), {})})

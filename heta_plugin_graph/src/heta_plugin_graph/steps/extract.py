@@ -5,7 +5,8 @@ default the default one): one JSON-schema-constrained call per chunk for
 entities, and one per chunk with at least two entities for relations. Invalid
 output is retried with the validation error (``max_attempts`` tries), then
 becomes an ``invalid_llm_output`` issue; an unreachable model becomes
-``llm_call_failed``; either way the build goes on. Answers are cached in
+``llm_call_failed`` and leaves the chunk's document pending, so the next plain
+build retries it; either way the build goes on. Answers are cached in
 ``graph_llm_cache.sqlite``, so a resumed or repeated build makes no repeated call.
 
 ``extractor="nlp"`` needs no language model: noun phrases and sentence co-occurrence.
@@ -46,6 +47,13 @@ def evidence_chunk_ids(unit: Chunk, name: str) -> list[str]:
     key = normalize_name(name)
     mentioned = [chunk_id for chunk_id, start, end in spans if key in normalize_name(unit.text[start:end])]
     return mentioned or [chunk_id for chunk_id, _, _ in spans]
+
+
+def retry_if_unreachable(context: Any, outcome: Any, unit: Chunk) -> None:
+    """An unreachable model (not a bad answer, which is cached) leaves the unit's document pending, so the
+    next plain build retries it; the answers cached for its other chunks mean only the failed calls are made again."""
+    if outcome.status == "call_failed":
+        context.retry_document(unit.document_id)
 
 
 def _load_units(context: Any) -> list[Chunk]:
@@ -109,6 +117,7 @@ class ExtractEntities:
                         context, outcome, subject=("chunk", unit.id), what=f"entities of chunk {unit.id}",
                         action="skipped_chunk", outcome_text="No entities were taken from this chunk; the build went on.",
                     )
+                    retry_if_unreachable(context, outcome, unit)
                     return []
                 return llm_extraction.entities_from_answer(outcome.value)[: self.max_entities_per_chunk * 4]
 
@@ -198,6 +207,7 @@ class ExtractRelations:
                         context, outcome, subject=("chunk", unit.id), what=f"relations of chunk {unit.id}",
                         action="skipped_chunk", outcome_text="No relations were taken from this chunk; its entities were kept.",
                     )
+                    retry_if_unreachable(context, outcome, unit)
                     return []
                 return llm_extraction.relations_from_answer(outcome.value)[: self.max_relations_per_chunk * 4]
 
