@@ -102,6 +102,14 @@ class ModelTimeoutError(ModelError):
     """A model call did not answer in time, after every retry."""
 
 
+class EvaluationError(HetaError):
+    """An evaluation cannot run as asked (``heta eval``, ``heta_framework.evaluation``)."""
+
+
+class EvaluationDataError(EvaluationError, ValueError):
+    """An evaluation set's files are missing or malformed; the message names the file and line."""
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """A short hint that lists the registered names closest to ``name``."""
     import difflib
