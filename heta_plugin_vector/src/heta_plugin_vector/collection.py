@@ -113,7 +113,7 @@ class FaissCollection:
                 self._remove_keys(np.fromiter(old.values(), dtype=np.int64))
             keys = np.arange(self._next_key, self._next_key + len(ids), dtype=np.int64)
             self._next_key += len(ids)
-            self._records.replace(keys.tolist(), ids, metadata)
+            self._records.replace(keys.tolist(), ids, metadata, existing=bool(old))
             self._index.add_with_ids(array, keys)
             self._dirty = True
             self._maybe_train_ivf()

@@ -76,14 +76,19 @@ class MetadataTable:
             found.update(self._db.execute(f"SELECT id, key FROM records WHERE id IN ({marks})", list(part)).fetchall())
         return found
 
-    def replace(self, keys: Sequence[int], ids: Sequence[str], metadata: Sequence[Mapping[str, Any]]) -> None:
-        """Insert records (callers delete the old record of an id first) in one transaction."""
+    def replace(self, keys: Sequence[int], ids: Sequence[str], metadata: Sequence[Mapping[str, Any]], *, existing: bool = True) -> None:
+        """Insert records in one transaction, first deleting the records of these ids when ``existing``.
+
+        The caller knows (it looked the ids up): a first build writes only new ids, and a
+        DELETE per id there was a third of the table's write time for nothing.
+        """
         rows = [
             (int(key), record_id, meta.get("document_id"), meta.get("source"), json.dumps(dict(meta), ensure_ascii=False))
             for key, record_id, meta in zip(keys, ids, metadata)
         ]
         with self._transaction():
-            self._db.executemany("DELETE FROM records WHERE id = ?", [(r[1],) for r in rows])
+            if existing:
+                self._db.executemany("DELETE FROM records WHERE id = ?", [(r[1],) for r in rows])
             self._db.executemany(
                 "INSERT INTO records (key, id, document_id, source, metadata) VALUES (?, ?, ?, ?, ?)", rows
             )
