@@ -38,12 +38,16 @@ class EmbedChunks:
     text) and only the missing ones are sent to the model, ``batch_size`` at a
     time, longest first (less padding per batch). Each batch is committed to the
     cache as soon as it returns, so an interrupted build loses nothing.
+    Up to ``concurrency`` batches are in flight at once: a remote model's
+    round trip overlaps the others' (a local model merges them into one call).
     Statistics: ``embedded_texts``, ``embedding_calls``, ``cache_hits``.
     """
 
     name: ClassVar[str] = "embed_chunks"
 
     batch_size: int = attrs.field(default=64, validator=positive_whole_number)
+    #: batches sent to the model at the same time (a bound, so a remote API is not flooded)
+    concurrency: int = attrs.field(default=4, validator=positive_whole_number)
 
     @property
     def requirements(self) -> StepRequirements:
@@ -77,19 +81,31 @@ class EmbedChunks:
             missing = sorted((h for h in texts if h not in known), key=lambda h: len(texts[h]), reverse=True)
             context.count("cache_hits", len(texts) - len(missing))
             progress = context.progress("embed chunks", len(missing))
-            dimension = None
-            try:
-                for start in range(0, len(missing), self.batch_size):
-                    batch = missing[start : start + self.batch_size]
+            dimensions: list[int] = []
+            gate = asyncio.Semaphore(self.concurrency)
+
+            async def embed_batch(batch: list[str]) -> None:
+                async with gate:
                     vectors = _checked(await client.embed([texts[h] for h in batch]), len(batch), model)
-                    dimension = vectors.shape[1]
+                    dimensions.append(vectors.shape[1])
                     await asyncio.to_thread(cache.put_many, model, batch, vectors)
-                    context.count("embedding_calls")
-                    context.count("embedded_texts", len(batch))
-                    progress.advance(len(batch))
+                context.count("embedding_calls")
+                context.count("embedded_texts", len(batch))
+                progress.advance(len(batch))
+
+            tasks = [asyncio.ensure_future(embed_batch(missing[start : start + self.batch_size]))
+                     for start in range(0, len(missing), self.batch_size)]
+            try:
+                await asyncio.gather(*tasks)
+            except BaseException:
+                # the first failure is raised as it is; the other batches stop, and every one that finished is cached
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
             finally:
                 progress.close()
-            dimension = dimension or cache.dimension(model) or int(client.dimension)
+            dimension = (dimensions[0] if dimensions else None) or cache.dimension(model) or int(client.dimension)
         context.set_artifact(
             "embeddings", {"model": model, "dimension": int(dimension), "cache": CACHE_PATH, "chunk_keys": chunk_keys}
         )
