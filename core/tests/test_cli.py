@@ -241,3 +241,45 @@ def test_every_command_and_option_is_in_the_cli_reference():
     for param in cli.params:
         missing += [opt for opt in param.opts if opt.startswith("-") and f"`{opt}" not in reference]
     assert not missing, f"document these in docs/cli.md: {missing}"
+
+
+def test_build_prune_removes_documents_whose_file_is_gone(sql_kb_path, docs_dir):
+    (docs_dir / "fox.txt").unlink()
+    run("--kb", sql_kb_path, "build", str(docs_dir))  # without --prune the document stays
+    assert "fox.txt" in [d["name"] for d in run_json("--kb", sql_kb_path, "documents")["documents"]]
+    run("--kb", sql_kb_path, "build", str(docs_dir), "--prune")
+    assert "fox.txt" not in [d["name"] for d in run_json("--kb", sql_kb_path, "documents")["documents"]]
+    assert run_json("--kb", sql_kb_path, "query", "fox", "--mode", "sql_text_search")["results"] == []
+    assert "--prune needs the folders" in fails("--kb", sql_kb_path, "build", "--prune")
+
+
+def test_a_removed_document_stays_removed_unless_its_file_changes_or_force(sql_kb_path, docs_dir):
+    run("--kb", sql_kb_path, "remove", "--source", str(docs_dir / "fox.txt"))
+    run("--kb", sql_kb_path, "build", str(docs_dir))
+    assert "fox.txt" not in [d["name"] for d in run_json("--kb", sql_kb_path, "documents")["documents"]]
+    run("--kb", sql_kb_path, "build", str(docs_dir), "--force")
+    assert "fox.txt" in [d["name"] for d in run_json("--kb", sql_kb_path, "documents")["documents"]]
+
+    run("--kb", sql_kb_path, "remove", "--source", str(docs_dir / "whales.md"))
+    (docs_dir / "whales.md").write_text("# Whales\n\nWhales sing songs that travel across whole oceans.")
+    run("--kb", sql_kb_path, "build", str(docs_dir))  # changed file: it comes back
+    results = run_json("--kb", sql_kb_path, "query", "whales songs", "--mode", "sql_text_search")["results"]
+    assert [r["metadata"]["name"] for r in results] == ["whales.md"]
+
+
+def test_documents_show_when_they_were_added_and_from_which_file(sql_kb_path, docs_dir):
+    [fox] = [d for d in run_json("--kb", sql_kb_path, "documents")["documents"] if d["name"] == "fox.txt"]
+    stat = (docs_dir / "fox.txt").stat()
+    assert fox["size"] == stat.st_size and fox["modified"] == stat.st_mtime
+    assert fox["added"] and fox["updated"] >= fox["added"]
+
+
+def test_writers_wait_or_fail_while_another_process_writes(sql_kb_path, docs_dir):
+    from heta_framework.kb.lock import WriterLock
+
+    with WriterLock(Path(sql_kb_path), "built").acquire(None):
+        busy = fails("--kb", sql_kb_path, "build", str(docs_dir), "--wait", "0.2")
+        assert "PID" in busy
+        assert "PID" in fails("--kb", sql_kb_path, "remove", "--source", str(docs_dir), "--wait", "0")
+        assert "PID" in fails("--kb", sql_kb_path, "delete")
+        assert run_json("--kb", sql_kb_path, "query", "fox")["results"]  # readers are not blocked

@@ -13,24 +13,33 @@ from heta_framework.cli.common import open_kb
 from heta_framework.cli.output import UserError, emit_json, print_plain, table
 
 
+WAIT_HELP = "If another process is writing to the knowledge base, wait up to this many seconds (default: fail at once)."
+
+
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--rebuild", is_flag=True, help="Run every document through every step again.")
+@click.option("--prune", is_flag=True, help="Remove the documents whose file disappeared from the given folders.")
+@click.option("--force", is_flag=True, help="Add back documents removed with `heta remove` even if their file did not change.")
+@click.option("--wait", type=click.FloatRange(min=0), default=None, help=WAIT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON (no progress bar).")
 @click.pass_obj
-def build(obj: dict, paths: tuple[str, ...], rebuild: bool, as_json: bool) -> None:
+def build(obj: dict, paths: tuple[str, ...], rebuild: bool, prune: bool, force: bool, wait: float | None, as_json: bool) -> None:
     """Add documents (files or folders) and build; an interrupted build resumes."""
     from heta_framework.cli.progress import RichProgress, make_progress
     from heta_framework.kb.context import no_progress
 
+    if prune and not paths:
+        raise click.UsageError("--prune needs the folders to compare with: heta build FOLDER --prune")
+    options = {"rebuild": rebuild, "prune": prune, "force": force, "wait": wait}
     with open_kb(obj["kb"]) as kb:
         sources = [Path(p) for p in paths]
         if as_json:
-            report = kb.sync.build(sources, rebuild=rebuild, progress=no_progress)
+            report = kb.sync.build(sources, progress=no_progress, **options)
             emit_json(report.to_dict())
             return
         with make_progress() as progress:
-            report = kb.sync.build(sources, rebuild=rebuild, progress=RichProgress(progress))
+            report = kb.sync.build(sources, progress=RichProgress(progress), **options)
         print_plain(report.to_text())
 
 
@@ -63,7 +72,7 @@ def document_to_dict(kb: Any, record: Any, *, with_chunks: bool = False) -> dict
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def documents(ctx: click.Context, as_json: bool) -> None:
-    """List the documents: id, source, state, chunks, size. `heta documents show ID` for one."""
+    """List the documents: id, source, state, chunks, size, added/updated. `heta documents show ID` for one."""
     if ctx.invoked_subcommand is not None:
         return
     with open_kb(ctx.obj["kb"]) as kb:
@@ -72,11 +81,11 @@ def documents(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit_json({"documents": rows})
         return
-    columns = ["id", "source", "state", "chunks", "bytes", "modified"]
+    columns = ["id", "source", "state", "chunks", "bytes", "added", "updated"]
     table(
         f"{len(rows)} document(s)",
         columns,
-        [[r["id"], r["source"], r["state"], str(r["chunks"]), str(r["size"]), _when(r.get("modified"))] for r in rows],
+        [[r["id"], r["source"], r["state"], str(r["chunks"]), str(r["size"]), _when(r.get("added")), _when(r.get("updated"))] for r in rows],
     )
 
 
@@ -125,10 +134,15 @@ def _matching_sources(kb: Any, sources: tuple[str, ...]) -> list[str]:
 @click.argument("document_ids", nargs=-1)
 @click.option("--source", "sources", multiple=True, type=click.Path(), help="Remove the documents from this file or folder; repeat for more.")
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
+@click.option("--wait", type=click.FloatRange(min=0), default=None, help=WAIT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def remove(obj: dict, document_ids: tuple[str, ...], sources: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
-    """Remove documents (by id, or by --source) and everything derived from them, from every store."""
+def remove(obj: dict, document_ids: tuple[str, ...], sources: tuple[str, ...], dry_run: bool, wait: float | None, as_json: bool) -> None:
+    """Remove documents (by id, or by --source) and everything derived from them, from every store.
+
+    A removed document stays removed: `heta build` of its folder does not add it back unless
+    its file changed or the build has --force.
+    """
     if not document_ids and not sources:
         raise click.UsageError("Name document ids, or --source PATH (see `heta documents`).")
     with open_kb(obj["kb"]) as kb:
@@ -138,9 +152,8 @@ def remove(obj: dict, document_ids: tuple[str, ...], sources: tuple[str, ...], d
         if sources and not matched:
             raise UserError(f"No document of {kb.path} comes from {', '.join(sources)}. See `heta documents`.")
         ids = list(dict.fromkeys([*document_ids, *matched]))
-        removed = [{"id": i, "source": kb.document(i).source} for i in ids]
-        if not dry_run:
-            kb.sync.delete_documents(ids)
+        records = kb.sync.delete_documents(ids, dry_run=dry_run, wait=wait)
+        removed = [{"id": r.id, "source": r.source} for r in records]
     if as_json:
         emit_json({"dry_run": dry_run, "documents": removed})
         return
@@ -151,12 +164,13 @@ def remove(obj: dict, document_ids: tuple[str, ...], sources: tuple[str, ...], d
 
 @click.command()
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
+@click.option("--wait", type=click.FloatRange(min=0), default=None, help=WAIT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def delete(obj: dict, dry_run: bool, as_json: bool) -> None:
+def delete(obj: dict, dry_run: bool, wait: float | None, as_json: bool) -> None:
     """Remove everything the build created (raw inputs and the recipe are kept)."""
     with open_kb(obj["kb"]) as kb:
-        plan = kb.delete(dry_run=dry_run)
+        plan = kb.delete(dry_run=dry_run, wait=wait)
     if as_json:
         emit_json({"dry_run": dry_run, "paths": list(plan.paths), "kept": list(plan.kept)})
         return
