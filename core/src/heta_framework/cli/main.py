@@ -59,9 +59,9 @@ def cli(ctx: click.Context, kb_path: str, verbose: bool) -> None:
 
 
 def _register_commands() -> None:
-    from heta_framework.cli import documents, querying, setup
+    from heta_framework.cli import documents, evaluating, querying, setup
 
-    for module in (setup, documents, querying):
+    for module in (setup, documents, querying, evaluating):
         for command in module.COMMANDS:
             cli.add_command(command)
 
