@@ -80,6 +80,8 @@ class Distribution:
     dependencies: tuple[str, ...]
     test_extra: str | None
     test_dependencies: tuple[str, ...]
+    #: registers with Heta (a `heta` entry point, or heta-core's built-in plugin); framework integrations do not
+    heta_plugin: bool = True
 
     @property
     def label(self) -> str:
@@ -155,8 +157,8 @@ def discover() -> list[Distribution]:
             test_extra = next((e for e in TEST_EXTRAS if e in extras), None)
             entry_points = project.get("entry-points", {}).get("heta", {})
             packages = tuple(sorted({value.split(":")[0].split(".")[0] for value in entry_points.values()}))
-            if not packages:  # heta-core: its plugin is built in, not an entry point
-                packages = tuple(p.name for p in sorted((folder / "src").glob("*")) if (p / "__init__.py").exists())
+            if not packages:  # heta-core (its plugin is built in) and framework integrations (no plugin at all)
+                packages = import_packages(folder / "src")
             found.append(
                 Distribution(
                     folder=folder,
@@ -165,9 +167,25 @@ def discover() -> list[Distribution]:
                     dependencies=tuple(project.get("dependencies", ())),
                     test_extra=test_extra,
                     test_dependencies=tuple(extras.get(test_extra, ())) if test_extra else (),
+                    heta_plugin=bool(entry_points) or normalize(project["name"]) == CORE,
                 )
             )
     return found
+
+
+def import_packages(src: Path) -> tuple[str, ...]:
+    """The regular packages under ``src``, looking inside namespace folders (``llama_index/retrievers/heta``)."""
+    found: list[str] = []
+
+    def walk(folder: Path, prefix: str) -> None:
+        for child in sorted(p for p in folder.iterdir() if p.is_dir() and p.name.isidentifier()):
+            if (child / "__init__.py").exists():
+                found.append(prefix + child.name)
+            else:  # a PEP 420 namespace folder shared with other distributions
+                walk(child, f"{prefix}{child.name}.")
+
+    walk(src, "")
+    return tuple(found)
 
 
 def local_closure(distribution: Distribution, by_name: dict[str, Distribution]) -> list[Distribution]:
@@ -221,7 +239,7 @@ CHECK_SCRIPT = textwrap.dedent(
     import importlib, json, sys
     from pathlib import Path
 
-    packages, distribution, forbidden = json.loads(sys.argv[1])
+    packages, distribution, forbidden, heta_plugin = json.loads(sys.argv[1])
     problems = []
     for name in packages:
         module = importlib.import_module(name)
@@ -234,7 +252,7 @@ CHECK_SCRIPT = textwrap.dedent(
     from heta_framework.plugins.registry import PluginRegistry
     registry = PluginRegistry.from_entry_points(strict=True)
     distributions = sorted({p.distribution for p in registry.plugins})
-    if distribution not in distributions:
+    if heta_plugin and distribution not in distributions:
         problems.append(f"{distribution} not discovered through its entry point; found {distributions}")
     importable = []
     for name in forbidden:
@@ -309,7 +327,7 @@ def check(distribution: Distribution, everything: list[Distribution], wheels: di
 
         forbidden = list(NOT_IN_CORE) if distribution.name == CORE else []
         # -I: nothing from the current folder or PYTHON* variables can stand in for the installed package
-        result = run([str(python), "-I", "-c", CHECK_SCRIPT, json.dumps([list(distribution.packages), distribution.name, forbidden])], log)
+        result = run([str(python), "-I", "-c", CHECK_SCRIPT, json.dumps([list(distribution.packages), distribution.name, forbidden, distribution.heta_plugin])], log)
         report = _last_json(result.stdout)
         if result.returncode != 0 or report is None:
             outcome.steps["import"] = "failed"
