@@ -53,8 +53,12 @@ async def test_every_type_parses_and_bad_files_become_issues(tmp_path, registry,
         ("corrupt_document", "broken.docx"),
         ("unsupported_document_type", "archive.zip"),
         ("document_too_large", "big.txt"),
+        ("encoding_guessed", "latin1.txt"),  # not UTF-8: kept, but never silently
     }
-    assert all(issue.resolution and issue.resolution.action == "skipped_document" for issue in report.issues)
+    assert all(
+        issue.resolution and issue.resolution.action == ("kept_document" if issue.code == "encoding_guessed" else "skipped_document")
+        for issue in report.issues
+    )
     # the build went on and the good documents are searchable
     volcano = (await kb.query("volcanoes", mode="sql_text_search")).results[0]
     assert volcano.metadata["name"] == "report.pdf" and volcano.metadata["page"] == 2
@@ -66,7 +70,7 @@ async def test_every_type_parses_and_bad_files_become_issues(tmp_path, registry,
     assert (await kb.query("brûlée", mode="sql_text_search")).results[0].metadata["name"] == "latin1.txt"
     assert not (await kb.query("secret", mode="sql_text_search")).results
     # issues are persisted in the run record
-    assert len(kb.run_record.all_issues()) == 6
+    assert len(kb.run_record.all_issues()) == 7
 
 
 async def test_source_documents_without_files(sql_kb):

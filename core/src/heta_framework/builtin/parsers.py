@@ -28,38 +28,74 @@ def _require(module: str, extra: str, what: str):
         ) from None
 
 
-def decode_text(data: bytes) -> str:
-    """Bytes -> text: UTF-8 (with or without BOM) first, then charset-normalizer's best guess."""
-    if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+#: at most this share of non-ASCII bytes, a file that is not valid UTF-8 is read as UTF-8 with
+#: replacement characters: too few bytes for an encoding guess to be more than noise
+_FEW_NON_ASCII = 0.01
+
+
+def decode_text_checked(data: bytes) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """Bytes -> (text, warnings). Never silent garbage:
+
+    - valid UTF-8 (with or without BOM) or UTF-16 with a BOM: read as is, no warning;
+    - UTF-8 with some invalid bytes (at least as many valid multi-byte UTF-8 characters as
+      invalid sequences, or almost no non-ASCII bytes): kept, each invalid sequence replaced by U+FFFD, an ``invalid_utf8`` warning;
+    - otherwise a legacy encoding: charset-normalizer's guess, kept with an ``encoding_guessed``
+      warning naming the encoding; no encoding fits -> ``BinaryDocumentError`` (skipped).
+    """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16"), ()
+        except UnicodeDecodeError:
+            pass
+    if b"\x00" in data[:8192]:
         raise BinaryDocumentError("the file contains NUL bytes: it looks binary, not text")
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        pass
+        return data.decode("utf-8-sig"), ()
+    except UnicodeDecodeError as exc:
+        first_bad = exc.start
+    replaced = data.decode("utf-8-sig", errors="replace")
+    bad = replaced.count("\ufffd") - data.count("\ufffd".encode())
+    # bytes of another encoding (GBK, Latin-1) only rarely form valid UTF-8 sequences by chance
+    valid_multibyte = sum(1 for ch in replaced if ord(ch) > 127 and ch != "\ufffd")
+    non_ascii = sum(1 for byte in data if byte > 127)
+    if valid_multibyte >= bad or non_ascii <= max(1, len(data) * _FEW_NON_ASCII):
+        return replaced, ((
+            "invalid_utf8",
+            f"{bad} invalid UTF-8 byte sequence(s), the first at byte {first_bad}, were replaced with U+FFFD; the rest of the text is kept",
+        ),)
     from charset_normalizer import from_bytes
 
     best = from_bytes(data).best()
     if best is None:
-        raise BinaryDocumentError("no text encoding fits these bytes: the file looks binary")
-    return str(best)
+        raise BinaryDocumentError("the bytes are not UTF-8 and no text encoding fits them: the file looks binary")
+    return str(best), ((
+        "encoding_guessed",
+        f"not UTF-8; read as {best.encoding} (charset-normalizer's guess; convert the file to UTF-8 if the text looks wrong)",
+    ),)
+
+
+def decode_text(data: bytes) -> str:
+    """Bytes -> text, as ``decode_text_checked`` without the warnings."""
+    return decode_text_checked(data)[0]
 
 
 def parse_text(data: bytes, name: str) -> ParseResult:
-    text = decode_text(data)
-    return ParseResult(text=text, metadata={"encoding_detected": True})
+    text, warnings = decode_text_checked(data)
+    return ParseResult(text=text, metadata={"encoding_detected": True}, warnings=warnings)
 
 
 def parse_html(data: bytes, name: str) -> ParseResult:
     from bs4 import BeautifulSoup
 
-    soup = BeautifulSoup(decode_text(data), "html.parser")
+    text, warnings = decode_text_checked(data)
+    soup = BeautifulSoup(text, "html.parser")
     for tag in soup(["script", "style", "noscript", "template"]):
         tag.decompose()
     title = soup.title.get_text(strip=True) if soup.title else ""
     text = soup.get_text("\n")
     lines = [line.strip() for line in text.splitlines()]
     cleaned = "\n".join(line for line in lines if line)
-    return ParseResult(text=cleaned, metadata={"title": title} if title else {})
+    return ParseResult(text=cleaned, metadata={"title": title} if title else {}, warnings=warnings)
 
 
 def parse_pdf(data: bytes, name: str) -> ParseResult:

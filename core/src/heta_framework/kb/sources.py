@@ -185,7 +185,8 @@ class SourceWalk:
             self._skip_error(path, exc, folder=False)
             return
         self._yielded.add(str(resolved))
-        yield SourceItem(id=file_document_id(resolved), source=str(resolved), name=path.name, data=data, metadata={}, modified=modified)
+        # the target's name, not the link's: one file is one document whichever path reached it
+        yield SourceItem(id=file_document_id(resolved), source=str(resolved), name=resolved.name, data=data, metadata={}, modified=modified)
 
     # --- what was skipped ---------------------------------------------------------------
 

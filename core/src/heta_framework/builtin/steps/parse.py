@@ -34,6 +34,8 @@ class ParseDocuments:
     Empty, binary, corrupt, unsupported or oversized documents become issues
     (``empty_document``, ``binary_document``, ``corrupt_document``,
     ``unsupported_document_type``, ``document_too_large``); the build goes on.
+    Text that is not valid UTF-8 is kept and flagged (``invalid_utf8``: invalid bytes replaced
+    with U+FFFD; ``encoding_guessed``: read in a guessed legacy encoding).
     A document already parsed with the same content is not parsed again.
     """
 
@@ -103,6 +105,8 @@ class ParseDocuments:
                     details={"error_type": type(exc).__name__},
                 )
                 continue
+            for code, message in result.warnings:
+                context.report(code, f"{where}: {message}.", subject=subject, action="kept_document", outcome="Indexed with the text as decoded.")
             if not result.text.strip():
                 context.report(
                     "empty_document", f"{where} has no text" + (" (a scanned PDF needs OCR first)" if parser.name == "pdf" else "") + ".",
