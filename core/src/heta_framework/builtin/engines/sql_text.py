@@ -6,7 +6,7 @@ import asyncio
 from typing import ClassVar
 
 from heta_framework.kb.query_options import NoOptions
-from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, chunk_result
+from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, chunk_result, query_issue
 from heta_framework.kb.stores import SQLStore
 
 
@@ -20,4 +20,16 @@ class SqlTextSearchEngine:
         store: SQLStore = context.get_component(asset.store if asset else "stores.sql")
         hits = await asyncio.to_thread(store.search_text, request.text, request.top_k, request.filters)
         results = [chunk_result(chunk, score, self.mode) for chunk, score in hits]
-        return QueryResponse(results=results)
+        analyzer = getattr(store, "analyzer", None)
+        metadata = {"analyzer": analyzer} if analyzer else {}
+        # a store without query_terms (another backend) cannot say why nothing matched, so no issue is claimed
+        terms = getattr(store, "query_terms", None)
+        if not hits and request.text.strip() and terms is not None and not terms(request.text):
+            metadata["issues"] = [
+                query_issue(
+                    "no_query_words",
+                    f"The query has no words the {analyzer!r} SQL text analyzer indexes (only stop words, punctuation or symbols).",
+                    "returned_no_results",
+                )
+            ]
+        return QueryResponse(results=results, metadata=metadata)

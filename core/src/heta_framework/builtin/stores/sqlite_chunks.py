@@ -1,14 +1,16 @@
 """``stores.sql``: chunk text in SQLite, with an FTS5 index for ``sql_text_search``.
 
 Every statement is parameterised, filter keys included (they become JSON paths
-passed as parameters). Chinese/Japanese/Korean characters are indexed one per
-token and queried as phrases, so ``上海市`` matches text containing it.
+passed as parameters). The text is analysed in Python before FTS5 sees it
+(stop words, Snowball stems, one token per Chinese/Japanese/Korean character;
+see ``sqlite_fts.py``); the analyzer is recorded in the file, so an index is
+always queried the way it was built.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -17,7 +19,10 @@ from typing import Any
 import attrs
 
 from heta_framework.common.sqlite import json_key_in, open_database, transaction
+from heta_framework.builtin.stores.sqlite_fts import AUTO, STANDARD, check_sql_analyzer, fts_body, fts_match_expression, index_language, query_terms
 from heta_framework.kb.documents import Chunk
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunks (
@@ -35,48 +40,67 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
 -- the FTS row shares the chunk's rowid, so updates and deletes are index lookups, not scans
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+-- how chunks_fts was analysed (analyzer, and for "auto" the languages seen); a file without it is "standard"
+CREATE TABLE IF NOT EXISTS fts_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_CJK_CHAR = re.compile(f"([{_CJK}])")
-_QUERY_TOKEN = re.compile(f"[{_CJK}]+|[^\\W_]+", re.UNICODE)
-
-
-def fts_body(text: str) -> str:
-    """Text as indexed: CJK characters spaced out so each is one FTS token."""
-    return _CJK_CHAR.sub(r" \1 ", text)
-
-
-def fts_match_expression(query: str) -> str | None:
-    """An FTS5 expression that ORs the query's words; CJK runs become phrases. None if no words."""
-    terms = []
-    for token in _QUERY_TOKEN.findall(query):
-        if _CJK_CHAR.match(token):
-            terms.append('"' + " ".join(token) + '"')
-        else:
-            terms.append('"' + token.replace('"', '""') + '"')
-    if not terms:
-        return None
-    return " OR ".join(dict.fromkeys(terms))
-
 
 @attrs.frozen
 class SQLiteChunkStoreConfig:
+    """``[stores.sql]`` options. ``analyzer``: ``standard`` (words as written), a language
+    (``english``, ``french``, ``spanish``, ``german``, ``italian``, ``portuguese``, ``dutch``,
+    ``russian``: stop words and stems) or ``auto`` (each chunk in its detected language)."""
+
     path: str = "chunks.sqlite"
+    analyzer: str = attrs.field(default=STANDARD, validator=lambda _i, _a, value: check_sql_analyzer(value))
 
 
 class SQLiteChunkStore:
     """The default ``SQLStore``: every write call is one SQLite transaction."""
 
-    def __init__(self, path: Path, kb_root: Path | None = None):
+    def __init__(self, path: Path, kb_root: Path | None = None, analyzer: str = STANDARD):
         self.path = path
         self._kb_root = kb_root
         self._lock = threading.Lock()
         self._db = open_database(path, _SCHEMA)
+        self.analyzer = self._settle_analyzer(check_sql_analyzer(analyzer))
+        self._languages: set[str] = set(json.loads(self._setting("languages") or "[]"))
 
     @classmethod
     def open(cls, config: SQLiteChunkStoreConfig | None, kb_root: Path) -> SQLiteChunkStore:
-        return cls(kb_root / (config or SQLiteChunkStoreConfig()).path, kb_root)
+        config = config or SQLiteChunkStoreConfig()
+        return cls(kb_root / config.path, kb_root, config.analyzer)
+
+    def _setting(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM fts_settings WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _settle_analyzer(self, configured: str) -> str:
+        """The analyzer this file was built with (recorded by the first write), else the configured one."""
+        recorded = self._setting("analyzer")
+        if recorded is None:
+            has_rows = self._db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
+            # a file written before analyzers existed holds "standard" rows, whatever the config says now
+            recorded = STANDARD if has_rows else configured
+        if recorded != configured:
+            log.warning(
+                "SQL chunk index %s was built with analyzer %r; [stores.sql] now says %r. Using %r; "
+                "delete the knowledge base's derived data (`heta delete`) and build again to change it.",
+                self.path, recorded, configured, recorded,
+            )
+        return recorded
+
+    def _query_languages(self) -> list[str | None]:
+        if self.analyzer == AUTO:
+            # every language the index holds (read again: another process may have added one);
+            # a query is too short to detect its language reliably
+            with self._lock:
+                self._languages = set(json.loads(self._setting("languages") or "[]"))
+            return [None if name == STANDARD else name for name in sorted(self._languages)] or [None]
+        return [None if self.analyzer == STANDARD else self.analyzer]
+
+    def query_terms(self, query: str) -> list[str]:
+        """The FTS5 terms ``query`` becomes; empty when the analyzer finds nothing to search for."""
+        return query_terms(query, self._query_languages())
 
     def relative_paths(self) -> list[str]:
         """The files this store owns, relative to the knowledge-base folder (for cleanup plans)."""
@@ -91,7 +115,9 @@ class SQLiteChunkStore:
 
     def upsert_chunks(self, chunks: Iterable[Chunk]) -> int:
         written = 0
+        seen: set[str] = set()
         with self._lock, transaction(self._db):
+            self._db.execute("INSERT OR IGNORE INTO fts_settings (key, value) VALUES ('analyzer', ?)", (self.analyzer,))
             for c in chunks:
                 old = self._db.execute("SELECT rowid FROM chunks WHERE id = ?", (c.id,)).fetchone()
                 if old is not None:
@@ -102,8 +128,16 @@ class SQLiteChunkStore:
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (c.id, c.document_id, c.index, c.text, c.start, c.end, c.source, c.page, json.dumps(dict(c.metadata), ensure_ascii=False)),
                 ).lastrowid
-                self._db.execute("INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)", (rowid, fts_body(c.text)))
+                language = index_language(self.analyzer, c.text)
+                seen.add(language or STANDARD)
+                self._db.execute("INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)", (rowid, fts_body(c.text, language)))
                 written += 1
+            if self.analyzer == AUTO and not seen <= self._languages:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO fts_settings (key, value) VALUES ('languages', ?)",
+                    (json.dumps(sorted(self._languages | seen)),),
+                )
+        self._languages |= seen
         return written
 
     def delete_documents(self, document_ids: Sequence[str]) -> int:
@@ -130,7 +164,7 @@ class SQLiteChunkStore:
         return found
 
     def search_text(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[tuple[Chunk, float]]:
-        expression = fts_match_expression(query)
+        expression = fts_match_expression(query, self._query_languages())
         if expression is None:
             return []
         where, params = filter_clause(filters or {})

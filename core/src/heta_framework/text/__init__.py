@@ -1,0 +1,1 @@
+"""Language-aware text analysis shared by every keyword index: stop words, Snowball stems, CJK bigrams, detection."""
