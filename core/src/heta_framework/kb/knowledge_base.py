@@ -37,6 +37,7 @@ from heta_framework.errors import (
     UnknownNameError,
 )
 from heta_framework.kb.atomic import read_json, write_json_atomic
+from heta_framework.kb.compact import CompactReport, compact_knowledge_base
 from heta_framework.kb.context import ProgressFactory, StepContext, no_progress
 from heta_framework.kb.documents import DocumentRecord, ParserSet, SourceDocument, content_hash, document_key
 from heta_framework.kb.lock import WriterLock, writer_active
@@ -614,6 +615,16 @@ class KnowledgeBase:
             self._catalog = {k: attrs.evolve(v, state="pending") for k, v in self._catalog.items()}
             self._save_catalog()
             return plan
+
+    def compact(self, *, wait: float | None = None) -> CompactReport:
+        """Make deleted documents' text physically gone: merge text-index segments, VACUUM every SQLite file.
+
+        ``delete_documents`` removes a document from every store, but its bytes can linger in freed
+        SQLite pages and unmerged index segments until then (``heta_framework.kb.compact``).
+        ``wait``: seconds to wait for another writer, as in ``build``.
+        """
+        with self._writer_sync("compacted", wait):
+            return compact_knowledge_base(self)
 
     def _delete_plan(self, *, deleted: bool) -> DeletePlan:
         paths = self.cleanup_paths() + [RECORD_FILE]

@@ -180,6 +180,13 @@ class WhooshTextIndex:
         self._searchers.clear()
         self._generation += 1
 
+    def compact(self) -> None:
+        """Merge every segment into one, so deleted documents leave the segment files (``kb.compact()``)."""
+        with self._lock:
+            self._close_searchers()  # a searcher holds the old segment files open
+            self._index.optimize()
+            self._refresh()
+
     def flush(self) -> None:
         """Every upsert commits; nothing is pending."""
 
