@@ -22,9 +22,10 @@ WAIT_HELP = "If another process is writing to the knowledge base, wait up to thi
 @click.option("--prune", is_flag=True, help="Remove the documents whose file disappeared from the given folders.")
 @click.option("--force", is_flag=True, help="Add back documents removed with `heta remove` even if their file did not change.")
 @click.option("--wait", type=click.FloatRange(min=0), default=None, help=WAIT_HELP)
+@click.option("--meta", "meta", multiple=True, help="KEY=VALUE metadata for the documents given, e.g. importance=8 or tags=a,b (cli/meta.py).")
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON (no progress bar).")
 @click.pass_obj
-def build(obj: dict, paths: tuple[str, ...], rebuild: bool, prune: bool, force: bool, wait: float | None, as_json: bool) -> None:
+def build(obj: dict, paths: tuple[str, ...], rebuild: bool, prune: bool, force: bool, wait: float | None, meta: tuple[str, ...], as_json: bool) -> None:
     """Add documents (files or folders) and build; an interrupted build resumes."""
     from heta_framework.cli.progress import RichProgress, make_progress
     from heta_framework.kb.context import no_progress
@@ -34,6 +35,10 @@ def build(obj: dict, paths: tuple[str, ...], rebuild: bool, prune: bool, force: 
     options = {"rebuild": rebuild, "prune": prune, "force": force, "wait": wait}
     with open_kb(obj["kb"]) as kb:
         sources = [Path(p) for p in paths]
+        if meta:
+            from heta_framework.cli.meta import documents_with_metadata, parse_meta
+
+            sources = documents_with_metadata(sources, parse_meta(meta))
         if as_json:
             report = kb.sync.build(sources, progress=no_progress, **options)
             emit_json(report.to_dict())

@@ -1,0 +1,42 @@
+"""``heta serve``: the HTTP API and search page of the heta-server distribution, over the ``--kb`` folder.
+
+A thin command: the server lives in ``heta_server`` (FastAPI, uvicorn), imported only
+here and only when the command runs, so heta-core never needs those libraries.
+"""
+
+from __future__ import annotations
+
+import click
+
+from heta_framework.cli.output import UserError
+
+MISSING_SERVER = "`heta serve` needs the heta-server distribution: pip install heta-server"
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind; anything but loopback needs a token.")
+@click.option("--port", default=8321, show_default=True, type=click.IntRange(0, 65535), help="TCP port (0: any free port).")
+@click.option("--token-file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="File whose first line is the bearer token (default: the HETA_SERVER_TOKEN environment variable).")
+@click.option("--cors-origin", "cors_origins", multiple=True, help="Allow browser pages from this origin (CORS); repeat for more. Default: CORS off.")
+@click.option("--max-body-mb", default=1.0, show_default=True, type=click.FloatRange(min=0, min_open=True), help="Largest JSON request body.")
+@click.option("--max-upload-mb", default=50.0, show_default=True, type=click.FloatRange(min=0, min_open=True), help="Largest uploaded file.")
+@click.option("--no-warm", is_flag=True, help="Do not load local models at start-up (the first query loads them).")
+@click.pass_obj
+def serve(obj: dict, host: str, port: int, token_file: str | None, cors_origins: tuple[str, ...], max_body_mb: float,
+          max_upload_mb: float, no_warm: bool) -> None:
+    """Serve the knowledge base over HTTP (JSON API at /api/v1, search page at /) until Ctrl-C."""
+    try:
+        from heta_server.config import ServerConfig, read_token
+        from heta_server.serve import serve as run_server
+    except ImportError:
+        raise UserError(MISSING_SERVER) from None
+    config = ServerConfig(
+        host=host, port=port, token=read_token(token_file), cors_origins=cors_origins,
+        max_body_bytes=int(max_body_mb * 1_000_000), max_upload_bytes=int(max_upload_mb * 1_000_000),
+    )
+    click.echo(f"Serving {obj['kb']} at http://{host}:{port}/ (API: /api/v1, schema: /docs). Ctrl-C stops.", err=True)
+    run_server(obj["kb"], config, warm=not no_warm)
+
+
+COMMANDS = (serve,)

@@ -1,0 +1,206 @@
+"""The ASGI application over one loaded knowledge base: ``create_app(kb, config)``.
+
+Models load once (the knowledge base keeps its components open) and queries run
+concurrently on uvicorn's event loop with the async API (``await kb.query``). Writes go
+through ``JobRunner``: one at a time, in the background, with progress at
+``GET /api/v1/jobs/{id}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI, File, Form, UploadFile
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import HTMLResponse
+from heta_framework.cli.querying import mode_rows
+from heta_framework.kb import KnowledgeBase
+from heta_framework.kb.documents import SourceDocument
+from heta_framework.kb.lock import writer_active
+from heta_framework.errors import KnowledgeBaseLockedError
+
+from heta_server.config import ServerConfig
+from heta_server.errors import ApiError, install_error_handlers
+from heta_server.guard import Guard
+from heta_server.jobs import Job, JobRunner
+from heta_server.memory_engine import MODE as MEMORY_MODE
+from heta_server.metadata import document_metadata
+from heta_server.warm import warm_up
+from heta_server.schemas import AddDocumentsBody, QueryBody, RemoveDocumentsBody, SearchBody
+
+API = "/api/v1"
+SEARCH_OPTIONS = ("weight_recency", "weight_importance", "weight_relevance", "tags", "rerank", "related", "update_access")
+
+
+def create_app(kb: KnowledgeBase, config: ServerConfig | None = None, *, warm: bool = True) -> FastAPI:
+    """The app over ``kb`` (which the caller closes). ``warm``: load local models at start-up, not at the first query."""
+    config = config or ServerConfig()
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if warm:
+            await warm_up(kb)
+        yield
+        await jobs.wait_idle()  # a build in progress finishes (and commits) before the process exits
+
+    app = FastAPI(title="Heta", version="0.1.0", summary=f"Heta knowledge base at {kb.path}", lifespan=lifespan)
+    app.state.kb = kb
+    jobs = app.state.jobs = JobRunner(kb.secrets())
+    install_error_handlers(app, kb.secrets())
+    if config.cors_origins:
+        app.add_middleware(
+            CORSMiddleware, allow_origins=list(config.cors_origins), allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
+    # added last = outermost: the token and size checks run before anything else, CORS preflights included
+    app.add_middleware(Guard, token=config.token, max_body_bytes=config.max_body_bytes, max_upload_bytes=config.max_upload_bytes)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, Any]:
+        return {"status": "ok"}
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def page() -> HTMLResponse:
+        return HTMLResponse(resources.files("heta_server").joinpath("static/index.html").read_text(encoding="utf-8"))
+
+    @app.get(f"{API}/modes")
+    async def modes() -> dict[str, Any]:
+        return {"modes": mode_rows(kb)}
+
+    @app.post(f"{API}/query")
+    async def query(body: QueryBody) -> dict[str, Any]:
+        options = {**body.options, **({"answer": True} if body.answer else {})}
+        response = await kb.query(body.text, mode=body.mode, top_k=body.top_k, filters=body.filters, options=options, trace=body.trace)
+        return response.to_dict()
+
+    @app.post(f"{API}/search")
+    async def search(body: SearchBody) -> dict[str, Any]:
+        options = {name: getattr(body, name) for name in SEARCH_OPTIONS if getattr(body, name) is not None}
+        response = await kb.query(body.query, mode=MEMORY_MODE, top_k=body.top_k, filters=body.filters, options=options)
+        return {
+            "results": [_memory_result(result) for result in response.results],
+            "related": list(response.metadata.get("related", [])),
+            "issues": response.issues,
+            "ranking": response.metadata.get("ranking"),
+        }
+
+    @app.get(f"{API}/documents")
+    async def documents() -> dict[str, Any]:
+        kb._reload_if_changed()
+        return {"documents": [_record(record) for record in kb.documents.values()]}
+
+    @app.get(f"{API}/documents/{{document_id:path}}")
+    async def document(document_id: str) -> dict[str, Any]:
+        try:
+            return _record(kb.document(document_id))
+        except KeyError:
+            raise ApiError(404, "UnknownDocument", f"No document {document_id!r}; GET {API}/documents lists them.") from None
+
+    @app.post(f"{API}/documents", status_code=202)
+    async def add_documents(body: AddDocumentsBody) -> dict[str, Any]:
+        sources = [
+            SourceDocument(text=d.text, id=d.id, name=d.name, metadata=document_metadata(d.metadata, d.importance, d.tags))
+            for d in body.documents
+        ]
+        return {"job": (await _start(jobs, kb, "build", _build(kb, sources))).to_dict()}
+
+    @app.post(f"{API}/documents/upload", status_code=202)
+    async def upload_document(
+        file: UploadFile = File(...),
+        id: str | None = Form(None),
+        importance: float | None = Form(None),
+        tags: str | None = Form(None, description="comma-separated"),
+        metadata: str | None = Form(None, description="a JSON object"),
+    ) -> dict[str, Any]:
+        extra = _json_object(metadata)
+        tag_list = [t.strip() for t in tags.split(",") if t.strip()] if tags is not None else None
+        source = SourceDocument(
+            data=await file.read(), id=id or file.filename, name=file.filename or "document.txt",
+            metadata=document_metadata(extra, importance, tag_list),
+        )
+        return {"job": (await _start(jobs, kb, "build", _build(kb, [source]))).to_dict()}
+
+    @app.delete(f"{API}/documents/{{document_id:path}}", status_code=202)
+    async def remove_document(document_id: str) -> dict[str, Any]:
+        return {"job": (await _start(jobs, kb, "remove", _remove(kb, [document_id]))).to_dict()}
+
+    @app.post(f"{API}/documents/remove", status_code=202)
+    async def remove_documents(body: RemoveDocumentsBody) -> dict[str, Any]:
+        return {"job": (await _start(jobs, kb, "remove", _remove(kb, body.ids))).to_dict()}
+
+    @app.get(f"{API}/jobs/{{job_id}}")
+    async def job(job_id: str) -> dict[str, Any]:
+        return {"job": jobs.get(job_id).to_dict()}
+
+    return app
+
+
+async def _start(jobs: JobRunner, kb: KnowledgeBase, kind: str, work: Any) -> Job:
+    if writer_active(kb.path) and jobs.running() is None:
+        raise KnowledgeBaseLockedError(
+            f"Another process is writing the knowledge base at {kb.path} (a `heta build` or remove); "
+            "retry when it has finished."
+        )
+    return await jobs.start(kind, work)
+
+
+def _build(kb: KnowledgeBase, sources: list[SourceDocument]) -> Any:
+    async def work(job: Job) -> dict[str, Any]:
+        report = await kb.build(sources, progress=job.progress)
+        return report.to_dict()
+
+    return work
+
+
+def _remove(kb: KnowledgeBase, ids: list[str]) -> Any:
+    async def work(job: Job) -> dict[str, Any]:
+        removed = await kb.delete_documents(ids)
+        return {"removed": [record.id for record in removed]}
+
+    return work
+
+
+def _json_object(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise ApiError(422, "InvalidRequest", "metadata must be a JSON object, e.g. {\"author\": \"Ada\"}.") from None
+    if not isinstance(value, dict):
+        raise ApiError(422, "InvalidRequest", "metadata must be a JSON object, e.g. {\"author\": \"Ada\"}.")
+    return value
+
+
+def _record(record: Any) -> dict[str, Any]:
+    return {
+        "id": record.id, "source": record.source, "name": record.name, "state": record.state, "size": record.size,
+        "metadata": dict(record.metadata), "added": record.added, "updated": record.updated,
+    }
+
+
+def _memory_result(result: Any) -> dict[str, Any]:
+    """One Hebb ``results[]`` entry: the memory (chunk) and its three scores."""
+    metadata = dict(result.metadata)
+    scores = {name: metadata.pop(name, None) for name in ("recency_score", "importance_score_normalized", "relevance_score")}
+    return {
+        "memory": {
+            "id": result.id,
+            "content": result.text,
+            "document_id": result.document_id,
+            "source": metadata.get("source"),
+            "importance": metadata.get("importance"),
+            "tags": metadata.get("tags"),
+            "last_access": metadata.pop("last_access", None),
+            "metadata": metadata,
+        },
+        "score": result.score,
+        **scores,
+        "sources": list(result.sources),
+    }
+
+

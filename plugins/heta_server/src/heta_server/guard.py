@@ -1,0 +1,109 @@
+"""ASGI middleware in front of every endpoint: the bearer token, the body size limit, the last-resort error.
+
+Pure ASGI (not ``BaseHTTPMiddleware``) so an oversize body is refused while it streams in,
+before the application buffers it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from typing import Any
+
+from heta_server.errors import error_body
+
+log = logging.getLogger(__name__)
+
+#: reachable without the token: load balancers and supervisors probe it
+OPEN_PATHS = frozenset({"/healthz"})
+UPLOAD_PATHS = frozenset({"/api/v1/documents/upload"})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _send_json(send: Any, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
+    payload = json.dumps(body).encode()
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()), *headers],
+    })
+    await send({"type": "http.response.body", "body": payload})
+
+
+class Guard:
+    def __init__(self, app: Any, *, token: str | None, max_body_bytes: int, max_upload_bytes: int):
+        self.app = app
+        self.token = token.encode() if token else None
+        self.max_body_bytes = max_body_bytes
+        self.max_upload_bytes = max_upload_bytes
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        if self.token is not None and path not in OPEN_PATHS and not self._authorised(scope):
+            await _send_json(
+                send, 401, error_body("Unauthorized", "This server needs 'Authorization: Bearer <token>' (the token it was started with)."),
+                [(b"www-authenticate", b"Bearer")],
+            )
+            return
+        limit = self.max_upload_bytes if path in UPLOAD_PATHS else self.max_body_bytes
+        declared = _content_length(scope)
+        if declared is not None and declared > limit:
+            await _send_json(send, 413, _too_large(limit))
+            return
+        received = 0
+        started = False
+
+        async def limited_receive() -> dict:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise _TooLarge()
+            return message
+
+        async def tracking_send(message: dict) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except _TooLarge:
+            if not started:
+                await _send_json(send, 413, _too_large(limit))
+        except Exception as exc:  # the last resort: JSON, never a traceback (whose message might hold a secret)
+            log.error("request to %s failed with %s", path, type(exc).__name__)
+            if not started:
+                await _send_json(send, 500, error_body(
+                    "InternalError", f"The server met an unexpected {type(exc).__name__}; see the server log."
+                ))
+
+    def _authorised(self, scope: dict) -> bool:
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                scheme, _, given = value.partition(b" ")
+                return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.token or b"")
+        return False
+
+
+def _content_length(scope: dict) -> int | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _too_large(limit: int) -> dict:
+    return error_body("PayloadTooLarge", f"The request body is larger than this server accepts ({limit} bytes).", limit=limit)

@@ -1,0 +1,32 @@
+"""Load the recipe's local models before the first request, so it does not pay 10-20 s for the embedding model.
+
+Only models that load something in-process (they have a ``model()`` loader, like the
+local sentence-transformers client) are warmed: a remote model needs no loading, and a
+warm-up call to it would be a billed request at every start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+WARM_COMPONENTS = ("models.embedding", "models.reranker")
+
+
+async def warm_up(kb: Any) -> float:
+    """Open and load the local models the recipe names; returns the seconds it took."""
+    started = time.perf_counter()
+    for key in WARM_COMPONENTS:
+        if not kb.has_component(key):
+            continue
+        client = kb.get_component(key)
+        loader = getattr(client, "model", None)
+        if callable(loader):
+            await asyncio.to_thread(loader)
+    seconds = time.perf_counter() - started
+    log.info("models ready in %.1f s", seconds)
+    return seconds

@@ -1,0 +1,126 @@
+"""A small real knowledge base (MiniLM vectors, Whoosh full text, an nlp-extracted graph) and a real uvicorn over it."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+import httpx
+import pytest
+import uvicorn
+from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
+from heta_framework.common.models import EmbeddingModel
+from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe, SourceDocument
+from heta_framework.plugins.registry import PluginRegistry
+
+from heta_server.app import create_app
+from heta_server.config import ServerConfig
+
+DOCUMENTS = [
+    SourceDocument(
+        id="penicillin", name="penicillin.md",
+        text="# Penicillin\n\nAlexander Fleming discovered penicillin in London in 1928. Penicillin is an antibiotic "
+             "made by the mould Penicillium. Howard Florey and Ernst Chain turned penicillin into a medicine at Oxford.",
+        metadata={"importance": 9, "tags": ["medicine", "history"]},
+    ),
+    SourceDocument(
+        id="fleming", name="fleming.md",
+        text="# Alexander Fleming\n\nAlexander Fleming was a Scottish physician who worked at St Mary's Hospital in London. "
+             "Fleming shared the Nobel Prize with Howard Florey and Ernst Chain.",
+        metadata={"importance": 6, "tags": ["history"]},
+    ),
+    SourceDocument(
+        id="whales", name="whales.md",
+        text="# Whales\n\nWhales are marine mammals that breathe air through a blowhole. The blue whale lives in every ocean "
+             "and eats krill.",
+        metadata={"importance": 2, "tags": ["animals"]},
+    ),
+    SourceDocument(
+        id="python", name="python.md",
+        text="# Python\n\nPython is a programming language created by Guido van Rossum in the Netherlands. Python runs "
+             "scripts and notebooks.",
+        metadata={"tags": ["computing"]},
+    ),
+]
+
+
+def every_leg_recipe() -> Recipe:
+    from heta_plugin_fulltext import IndexFullText
+
+    from heta_plugin_graph import HetaGraphProcedure
+    from heta_plugin_vector import EmbedChunks, IndexVectors
+
+    return Recipe(
+        models=KnowledgeModels(embedding=EmbeddingModel(model_name="local/all-MiniLM-L6-v2")),
+        steps=[ParseDocuments(), SplitDocuments(), EmbedChunks(), IndexVectors(), IndexFullText(), HetaGraphProcedure(extractor="nlp")],
+    )
+
+
+def full_text_recipe() -> Recipe:
+    from heta_plugin_fulltext import IndexFullText
+
+    return Recipe(steps=[ParseDocuments(), SplitDocuments(), IndexFullText()])
+
+
+@pytest.fixture(scope="session")
+def built_kb(tmp_path_factory) -> Path:
+    """Built once per session; tests that write copy it (``kb_copy``)."""
+    path = tmp_path_factory.mktemp("server") / "kb"
+    kb = KnowledgeBase.create(path, every_leg_recipe(), registry=PluginRegistry.from_entry_points(strict=True))
+    kb.sync.build(DOCUMENTS)
+    kb.close()
+    return path
+
+
+@attrs.define
+class RunningServer:
+    url: str
+    kb: KnowledgeBase
+    server: uvicorn.Server
+    thread: threading.Thread
+
+    def client(self, **kwargs) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=60, **kwargs)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+        self.kb.close()
+
+
+def start_server(kb_path: Path, config: ServerConfig | None = None, *, warm: bool = False) -> RunningServer:
+    """uvicorn on 127.0.0.1 (an ephemeral port) in a thread, serving ``kb_path``; returns once it accepts requests."""
+    kb = KnowledgeBase.load(kb_path)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(kb, config, warm=warm), log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 120
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    return RunningServer(f"http://127.0.0.1:{port}", kb, server, thread)
+
+
+@pytest.fixture(scope="session")
+def served(built_kb) -> Iterator[RunningServer]:
+    """The read-only server every query test shares (no test writes through it)."""
+    running = start_server(built_kb, warm=True)
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def kb_copy(built_kb, tmp_path) -> Path:
+    import shutil
+
+    target = tmp_path / "kb"
+    shutil.copytree(built_kb, target)
+    return target
