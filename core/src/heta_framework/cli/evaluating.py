@@ -120,7 +120,7 @@ def _print_report(result: Any) -> None:
 
     report = result.report
     columns, rows = table_rows(result.summaries)
-    table(f"{report['dataset']}: {len(rows)} mode(s), k={report['k']}", columns, rows)
+    table(f"{report['dataset']}, k={report['k']}", columns, rows)
     for recipe, skipped in report.get("skipped", {}).items():
         for mode, reason in skipped.items():
             print_plain(f"Skipped {mode} ({recipe}): {reason}")
