@@ -9,6 +9,9 @@ was built with.
 - ``chinese``: jieba word segmentation (search mode, so ``上海市`` also yields
   ``上海``); English words inside Chinese text are treated like ``english``.
 - ``standard``: language-neutral words in lower case; no stop words, no stemming.
+- ``french``, ``spanish``, ``german``, ``italian``, ``portuguese``, ``dutch``,
+  ``russian``: that language's Snowball stop words and stems (see ``prepared.py``).
+- ``auto``: each chunk in the language detected for it (see ``prepared.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Iterator
 
 from heta_plugin_fulltext.extras import check_available, require
 
-ANALYZERS = ("english", "chinese", "standard")
+ANALYZERS = ("english", "chinese", "standard", "french", "spanish", "german", "italian", "portuguese", "dutch", "russian", "auto")
 
 #: words that carry no meaning in a Chinese query ("的", "是", ...); jieba ships no such list
 CHINESE_STOP_WORDS = frozenset(

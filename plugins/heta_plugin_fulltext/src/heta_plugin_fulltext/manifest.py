@@ -28,6 +28,27 @@ class IndexManifest:
     backend: str
     analyzer: str
     format: int = FORMAT_VERSION
+    #: for analyzer "auto": the languages the indexed chunks were analysed in
+    languages: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+
+
+def read_manifest(folder: Path) -> IndexManifest:
+    return IndexManifest(**json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8")))
+
+
+def _write_manifest(folder: Path, manifest: IndexManifest) -> None:
+    path = folder / MANIFEST_FILE
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(attrs.asdict(manifest)), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def record_languages(folder: Path, languages: list[str]) -> None:
+    """Add ``languages`` to the manifest (write then rename: a reader sees the old or the new file)."""
+    manifest = read_manifest(folder)
+    merged = tuple(sorted(set(manifest.languages) | set(languages)))
+    if merged != manifest.languages:
+        _write_manifest(folder, attrs.evolve(manifest, languages=merged))
 
 
 def settle_manifest(folder: Path, backend: str, configured_analyzer: str) -> IndexManifest:
@@ -37,8 +58,7 @@ def settle_manifest(folder: Path, backend: str, configured_analyzer: str) -> Ind
     """
     path = folder / MANIFEST_FILE
     if path.exists():
-        data = json.loads(path.read_text(encoding="utf-8"))
-        manifest = IndexManifest(**data)
+        manifest = read_manifest(folder)
         if manifest.backend != backend:
             raise KnowledgeBaseError(
                 f"The text index in {folder} was built by the {manifest.backend!r} backend, but [stores.text] now "
@@ -54,7 +74,5 @@ def settle_manifest(folder: Path, backend: str, configured_analyzer: str) -> Ind
         return manifest
     manifest = IndexManifest(backend=backend, analyzer=check_analyzer(configured_analyzer))
     folder.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(attrs.asdict(manifest)), encoding="utf-8")
-    os.replace(temporary, path)
+    _write_manifest(folder, manifest)
     return manifest

@@ -12,9 +12,10 @@ from collections.abc import Callable
 import tantivy
 
 from heta_plugin_fulltext.analyzers import CHINESE_STOP_WORDS, check_analyzer, segment_chinese
+from heta_plugin_fulltext.prepared import is_prepared
 
 #: tantivy drops longer tokens anyway; 40 bytes is its own default for en_stem
-_MAX_TOKEN_BYTES = 40
+MAX_TOKEN_BYTES = 40
 
 
 def tantivy_tokenizer_name(analyzer: str) -> str:
@@ -23,10 +24,13 @@ def tantivy_tokenizer_name(analyzer: str) -> str:
 
 def tantivy_analyzer(name: str) -> tantivy.TextAnalyzer:
     check_analyzer(name)
+    if is_prepared(name):
+        # the text arrives analysed already (prepared.py): terms separated by spaces
+        return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES)).build()
     if name == "chinese":
         builder = (
             tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
-            .filter(tantivy.Filter.remove_long(_MAX_TOKEN_BYTES))
+            .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
             .filter(tantivy.Filter.lowercase())
             .filter(tantivy.Filter.stopword("english"))
             .filter(tantivy.Filter.custom_stopword(sorted(CHINESE_STOP_WORDS)))
@@ -35,7 +39,7 @@ def tantivy_analyzer(name: str) -> tantivy.TextAnalyzer:
     else:
         builder = (
             tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-            .filter(tantivy.Filter.remove_long(_MAX_TOKEN_BYTES))
+            .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
             .filter(tantivy.Filter.lowercase())
         )
         if name == "english":

@@ -16,8 +16,9 @@ import tantivy
 from heta_framework.kb.documents import Chunk
 
 from heta_plugin_fulltext.manifest import settle_manifest
+from heta_plugin_fulltext.prepared import PreparedText, is_prepared
 from heta_plugin_fulltext.records import chunk_from_record, chunk_record, filter_groups, filter_terms
-from heta_plugin_fulltext.tantivy_analysis import tantivy_analyzer, tantivy_tokenizer_name, text_preparer
+from heta_plugin_fulltext.tantivy_analysis import MAX_TOKEN_BYTES, tantivy_analyzer, tantivy_tokenizer_name, text_preparer
 from heta_plugin_fulltext.tantivy_config import TantivyStoreConfig
 
 BACKEND = "tantivy"
@@ -48,6 +49,7 @@ class TantivyTextIndex:
         self._schema = tantivy_schema(self._manifest.analyzer)
         self._analyzer = tantivy_analyzer(self._manifest.analyzer)
         self._prepare = text_preparer(self._manifest.analyzer)
+        self._prepared = PreparedText(self._manifest.analyzer, folder) if is_prepared(self._manifest.analyzer) else None
         self._index = tantivy.Index(self._schema, path=str(folder), reuse=True)
         self._index.register_tokenizer(tantivy_tokenizer_name(self._manifest.analyzer), self._analyzer)
         self._lock = threading.RLock()
@@ -75,8 +77,10 @@ class TantivyTextIndex:
         with self._lock:
             replace = self._any_exist(list(unique))
             writer = self._current_writer()
+            texts = [chunk.text for chunk in unique.values()]
+            bodies = self._prepared.bodies(texts) if self._prepared else [self._prepare(text) for text in texts]
             try:
-                for chunk in unique.values():
+                for chunk, body in zip(unique.values(), bodies):
                     if replace:
                         # a delete applies to documents added before it, so delete-then-add replaces
                         writer.delete_documents_by_term("chunk_id", chunk.id)
@@ -85,7 +89,7 @@ class TantivyTextIndex:
                             chunk_id=chunk.id,
                             document_id=chunk.document_id,
                             filters=list(filter_terms(chunk)),
-                            body=self._prepare(chunk.text),
+                            body=body,
                             text=chunk.text.encode("utf-8"),
                             record=chunk_record(chunk).encode("utf-8"),
                         )
@@ -130,6 +134,9 @@ class TantivyTextIndex:
     # --- reading ---------------------------------------------------------------------
 
     def terms(self, text: str) -> list[str]:
+        if self._prepared:
+            # tantivy's whitespace tokenizer would give back exactly these terms (long ones aside)
+            return [t for t in self._prepared.query_terms(text) if len(t.encode("utf-8")) < MAX_TOKEN_BYTES]
         return list(dict.fromkeys(self._analyzer.analyze(self._prepare(text))))
 
     def search(self, text: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[tuple[Chunk, float]]:

@@ -6,6 +6,7 @@ from whoosh.analysis import LowercaseFilter, RegexTokenizer, StemFilter, StopFil
 from whoosh.analysis.filters import STOP_WORDS
 
 from heta_plugin_fulltext.analyzers import CHINESE_STOP_WORDS, check_analyzer, jieba_tokens
+from heta_plugin_fulltext.prepared import is_prepared
 
 
 class JiebaTokenizer(Tokenizer):
@@ -34,4 +35,7 @@ def whoosh_analyzer(name: str):
     if name == "chinese":
         # minsize=1: a single Chinese character is often a whole word
         return JiebaTokenizer() | LowercaseFilter() | StopFilter(STOP_WORDS | CHINESE_STOP_WORDS, minsize=1) | StemFilter(cachesize=-1)
+    if is_prepared(name):
+        # the text arrives analysed already (prepared.py): terms separated by spaces
+        return RegexTokenizer(r"\S+")
     return RegexTokenizer(r"\w+") | LowercaseFilter()

@@ -24,6 +24,7 @@ from heta_framework.kb.documents import Chunk
 
 from heta_plugin_fulltext.analyzers import check_analyzer
 from heta_plugin_fulltext.manifest import settle_manifest
+from heta_plugin_fulltext.prepared import PreparedText, is_prepared
 from heta_plugin_fulltext.records import TERM_SEPARATOR, chunk_from_record, chunk_record, filter_groups, filter_terms
 from heta_plugin_fulltext.whoosh_analysis import whoosh_analyzer
 
@@ -70,6 +71,7 @@ class WhooshTextIndex:
         self._manifest = settle_manifest(folder, BACKEND, config.analyzer)
         self._schema = whoosh_schema(self._manifest.analyzer)
         self._analyzer = whoosh_analyzer(self._manifest.analyzer)
+        self._prepared = PreparedText(self._manifest.analyzer, folder) if is_prepared(self._manifest.analyzer) else None
         if whoosh_index.exists_in(folder):
             self._index = whoosh_index.open_dir(folder, schema=self._schema)
         else:
@@ -103,12 +105,14 @@ class WhooshTextIndex:
             try:
                 # update_document looks each id up first; a new index has nothing to replace
                 add = writer.update_document if replace else writer.add_document
-                for chunk in unique.values():
+                texts = [chunk.text for chunk in unique.values()]
+                bodies = self._prepared.bodies(texts) if self._prepared else texts
+                for chunk, body in zip(unique.values(), bodies):
                     add(
                         chunk_id=chunk.id,
                         document_id=chunk.document_id,
                         filters=TERM_SEPARATOR.join(filter_terms(chunk)),
-                        body=chunk.text,
+                        body=body,
                         text=chunk.text,
                         record=chunk_record(chunk),
                     )
@@ -134,6 +138,8 @@ class WhooshTextIndex:
     # --- reading ---------------------------------------------------------------------
 
     def terms(self, text: str) -> list[str]:
+        if self._prepared:
+            return self._prepared.query_terms(text)
         return list(dict.fromkeys(token.text for token in self._analyzer(text, mode="query")))
 
     def search(self, text: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[tuple[Chunk, float]]:
