@@ -115,3 +115,21 @@ async def test_an_unknown_local_model_is_found_before_parse_and_split_run(tmp_pa
         await loaded.build([SourceDocument(text="Whales are marine mammals.", id="whales")])
     assert not (tmp_path / "kb" / "objects" / "parsed").exists()  # nothing was parsed
     loaded.close()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ("{ concurrency = true }", "concurrency must be a whole number of at least 1, got True"),
+        ("{ batch_size = 150.9 }", "batch_size must be a whole number of at least 1, got 150.9"),
+        ("{ timeout = -1 }", "timeout must be a number greater than 0, got -1"),
+        ("{ send_dimensions = 1 }", "send_dimensions must be true or false, got 1"),
+    ],
+)
+def test_model_options_are_checked_like_step_options_before_the_build(tmp_path, registry, options, message):
+    text = f'[models.embedding]\nmodel_name = "openai/text-embedding-3-small"\napi_key = "sk-x"\noptions = {options}\n\n[[steps]]\nstep = "parse_documents"\n'
+    recipe = Recipe.from_toml(text, registry)
+    with pytest.raises(RecipeValidationError) as raised:
+        KnowledgeBase.create(tmp_path / "kb", recipe, registry=registry)
+    assert any(message in problem for problem in raised.value.problems), raised.value.problems
+    assert "sk-x" not in str(raised.value)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import attrs
 
 from heta_framework.common.retry import RetryPolicy
+from heta_framework.common.validators import is_number, number, whole_number
 from heta_framework.errors import ModelError
 
 O = TypeVar("O")
@@ -46,14 +47,19 @@ def describe_body(value: Any) -> str:
     return f"JSON of another shape ({type(value).__name__})"
 
 
-def positive(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if value is not None and value <= 0:
-        raise ValueError(f"{attribute.name} must be greater than 0, got {value!r}")
+# Model options follow the recipe rule (heta_framework.common.validators): never coerced, so
+# `batch_size = true` is not 1 and `150.9` is not 150; an int where a float is expected is fine.
+
+#: a whole number of at least 1, or unset
+positive_count = whole_number(1, optional=True)
+#: a number greater than 0, or unset
+positive = number(above=0, optional=True)
+non_negative = number(minimum=0)
 
 
-def non_negative(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if value < 0:
-        raise ValueError(f"{attribute.name} must be 0 or more, got {value!r}")
+def to_float(value: Any) -> Any:
+    """``5`` -> ``5.0``; anything that is not a number is left for the validator to refuse."""
+    return float(value) if is_number(value) else value
 
 
 def optional(convert: Any) -> Any:
@@ -80,16 +86,16 @@ class RemoteCallOptions:
     """Concurrency, time-out and retry options of a remote model API."""
 
     #: at most this many requests of one client in flight at once
-    concurrency: int = attrs.field(default=8, converter=int, validator=positive)
+    concurrency: int = attrs.field(default=8, validator=positive_count)
     #: seconds one HTTP attempt may take before it counts as a time-out
-    timeout: float = attrs.field(default=60.0, converter=float, validator=positive)
+    timeout: float = attrs.field(default=60.0, converter=to_float, validator=positive)
     #: attempts per call, the first included; 1 means no retries
-    max_attempts: int = attrs.field(default=4, converter=int, validator=positive)
+    max_attempts: int = attrs.field(default=4, validator=positive_count)
     #: first back-off delay in seconds; doubles per retry up to retry_max_delay
-    retry_initial_delay: float = attrs.field(default=0.5, converter=float, validator=non_negative)
-    retry_max_delay: float = attrs.field(default=8.0, converter=float, validator=non_negative)
+    retry_initial_delay: float = attrs.field(default=0.5, converter=to_float, validator=non_negative)
+    retry_max_delay: float = attrs.field(default=8.0, converter=to_float, validator=non_negative)
     #: the longest Retry-After (seconds) we are willing to honour
-    max_retry_after: float = attrs.field(default=60.0, converter=float, validator=non_negative)
+    max_retry_after: float = attrs.field(default=60.0, converter=to_float, validator=non_negative)
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(max_attempts=self.max_attempts, initial_delay=self.retry_initial_delay, max_delay=self.retry_max_delay)

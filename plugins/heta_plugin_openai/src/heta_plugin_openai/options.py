@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
-from heta_framework.common.remote import RemoteCallOptions, optional, parse_model_options, positive
+from heta_framework.common.remote import RemoteCallOptions, parse_model_options, positive_count, to_float
+from heta_framework.common.validators import boolean, number
 
 JsonMode = Literal["schema", "object", "none"]
 JSON_MODES = ("schema", "object", "none")
@@ -31,19 +32,19 @@ class OpenAIOptions(RemoteCallOptions):
     #: how a json_schema request is sent: response_format json_schema, json_object, or only as an instruction
     json_mode: str = attrs.field(default="schema", validator=attrs.validators.in_(JSON_MODES))
     #: when set, replaces the temperature callers ask for (some models accept only one value)
-    temperature: float | None = attrs.field(default=None, converter=optional(float))
+    temperature: float | None = attrs.field(default=None, converter=to_float, validator=number(minimum=0, optional=True))
     #: used when the caller gives no max_tokens
-    max_tokens: int | None = attrs.field(default=None, converter=optional(int), validator=positive)
+    max_tokens: int | None = attrs.field(default=None, validator=positive_count)
     #: the request field that carries max_tokens; newer OpenAI models want max_completion_tokens
     max_tokens_param: str = attrs.field(default="max_tokens", validator=attrs.validators.in_(MAX_TOKENS_PARAMS))
 
     # embedding
     #: texts per embeddings request
-    batch_size: int = attrs.field(default=128, converter=int, validator=positive)
+    batch_size: int = attrs.field(default=128, validator=positive_count)
     #: the vector size, known before the first call; otherwise learned from the first answer
-    dimension: int | None = attrs.field(default=None, converter=optional(int), validator=positive)
+    dimension: int | None = attrs.field(default=None, validator=positive_count)
     #: also send ``dimensions=dimension`` (models that can shorten their vectors, e.g. text-embedding-3-*)
-    send_dimensions: bool = attrs.field(default=False, converter=bool)
+    send_dimensions: bool = attrs.field(default=False, validator=boolean)
 
     @classmethod
     def from_config(cls, model_name: str, options: Mapping[str, Any]) -> OpenAIOptions:
