@@ -158,3 +158,36 @@ def test_two_objects_in_one_process_also_exclude_each_other(kb_path):
             WriterLock(kb_path, "built").acquire()
     with WriterLock(kb_path, "built").acquire() as again:  # released on exit
         assert again.held and again.stale_holder is None
+
+
+async def test_a_store_broken_under_a_reader_while_a_writer_runs_is_a_retryable_error(sql_kb, docs_dir):
+    from heta_framework.errors import KnowledgeBaseBusyError
+
+    await sql_kb.build([docs_dir])
+    assert (await sql_kb.query("whales", mode="sql_text_search")).results
+    database = sql_kb.path / "chunks.sqlite"
+    sql_kb.close()  # the last connection checkpoints the WAL: the file alone holds everything
+    good = database.read_bytes()
+    holder = _python(HOLD_SCRIPT, str(sql_kb.path))
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        # what a reader can meet mid-write: a store file that is not (yet) a valid database
+        sql_kb.close()
+        database.write_bytes(b"half written " * 512)
+        with pytest.raises(KnowledgeBaseBusyError, match="being written by another process") as raised:
+            await sql_kb.query("whales", mode="sql_text_search")
+        assert raised.value.retryable and raised.value.code == "knowledge_base_busy"
+        assert raised.value.__cause__ is not None  # the library error is kept for debugging, not shown raw
+    finally:
+        holder.kill()
+        holder.wait()
+    database.write_bytes(good)
+    sql_kb.close()
+    # the writer is gone and the file is whole again: the same object answers
+    assert (await sql_kb.query("whales", mode="sql_text_search")).results
+    # without a writer, a broken store is a real problem and its own error surfaces
+    database.write_bytes(b"corrupt " * 512)
+    sql_kb.close()
+    with pytest.raises(Exception) as raised:
+        await sql_kb.query("whales", mode="sql_text_search")
+    assert not isinstance(raised.value, KnowledgeBaseBusyError)
