@@ -118,6 +118,21 @@ def served(built_kb) -> Iterator[RunningServer]:
 
 
 @pytest.fixture
+def server_factory() -> Iterator:
+    """``start(kb_path, config)`` -> a ``RunningServer`` stopped after the test."""
+    started: list[RunningServer] = []
+
+    def start(kb_path: Path, config: ServerConfig | None = None) -> RunningServer:
+        running = start_server(kb_path, config)
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.stop()
+
+
+@pytest.fixture
 def kb_copy(built_kb, tmp_path) -> Path:
     import shutil
 

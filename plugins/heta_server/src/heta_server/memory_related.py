@@ -1,8 +1,8 @@
 """``related`` memories: chunks one graph hop away from the results' entities (the spec's post-hoc expansion).
 
-From the top-k result chunks: the entities they are evidence for, then every relation
-touching those entities, then the chunks that evidence the relation or its other
-endpoint. Chunks already in the results are left out. Related chunks are ordered by
+From the top-k result chunks: the entities they are evidence for (their other chunks are
+related: they speak of the same entity), then every relation touching those entities,
+and the chunks that evidence the relation or its other endpoint. Chunks already in the results are left out. Related chunks are ordered by
 how many links reach them (more links first), then by id, so the order is stable.
 """
 
@@ -32,7 +32,7 @@ class RelatedChunk:
             "document_id": self.document_id,
             "metadata": self.metadata,
             "via_entity": self.via_entity,
-            "via_relation": self.via_relation,
+            "via_relation": self.via_relation or None,
             "links": self.links,
         }
 
@@ -52,6 +52,10 @@ def related_chunks(graph: Any, result_chunks: Sequence[Any], limit: int) -> list
     relations = graph.relations_touching(seeds)
     reached: dict[str, tuple[str, str]] = {}  # chunk id -> (via entity, via relation), first link found
     links: Counter[str] = Counter()
+    for entity_id in seeds:  # other chunks about the same entity: the closest association there is
+        for chunk_id, _, _ in evidence[entity_id]:
+            reached.setdefault(chunk_id, (entity_id, ""))
+            links[chunk_id] += 1
     relation_evidence = graph.evidence("relation", [r.id for r in relations])
     neighbours: dict[str, tuple[str, str]] = {}
     for relation in relations:
@@ -77,7 +81,8 @@ def related_chunks(graph: Any, result_chunks: Sequence[Any], limit: int) -> list
         found.append(
             RelatedChunk(
                 id=chunk_id, document_id=chunk.document_id, text=chunk.text, metadata=dict(chunk.metadata),
-                via_entity=f"entity:{via_entity}", via_relation=f"relation:{via_relation}", links=links[chunk_id],
+                via_entity=f"entity:{via_entity}", via_relation=f"relation:{via_relation}" if via_relation else "",
+                links=links[chunk_id],
             )
         )
     return found
