@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
 from heta_framework.common.models import RerankHit, RerankModel
 from heta_framework.errors import ModelError
 from heta_framework.testing.http import Reply, rerank_body
+
 from heta_plugin_rerank import CohereRerankClient
 
 DOCUMENTS = ["cats purr", "whales sing", "the ocean is deep"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from heta_framework.common.models import Message
 from heta_framework.errors import ModelError
 from heta_framework.testing.http import Reply, chat_completion_body, embeddings_body
@@ -37,8 +36,9 @@ async def test_malformed_chat_answers_are_retried_then_a_clear_model_error(scrip
 async def test_malformed_embedding_answers_are_retried_then_a_clear_model_error(scripted_server, embedding_model, case):
     reply, says = MALFORMED[case]
     scripted_server.enqueue("embeddings", reply, times=2)
-    with pytest.raises(ModelError, match="instead of the OpenAI API's JSON, after 2 attempt"):
+    with pytest.raises(ModelError, match="instead of the OpenAI API's JSON, after 2 attempt") as raised:
         await OpenAIEmbeddingClient(embedding_model(max_attempts=2)).embed(["a"])
+    assert says in str(raised.value)
     assert len(scripted_server.requests) == 2
 
 
