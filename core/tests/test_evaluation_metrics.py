@@ -109,6 +109,8 @@ def test_answer_metrics():
     assert token_f1("", "") == 1.0
     assert answer_metrics(None, "x") == {"answer_exact_match": None, "answer_contains": None, "answer_f1": None}
     assert answer_metrics("Paris", "paris")["answer_exact_match"] == 1.0
+    # citation markers are not words of the answer
+    assert answer_metrics("Paris [1][2].", "paris") == {"answer_exact_match": 1.0, "answer_contains": 1.0, "answer_f1": 1.0}
 
 
 def test_latency_percentiles_interpolate():

@@ -124,6 +124,9 @@ def _print_report(result: Any) -> None:
     for recipe, skipped in report.get("skipped", {}).items():
         for mode, reason in skipped.items():
             print_plain(f"Skipped {mode} ({recipe}): {reason}")
+    for summary in result.summaries:
+        if summary.errors:
+            print_plain(f"{summary.errors} of {summary.queries} queries failed in {summary.mode} ({summary.recipe}), e.g.: {summary.first_error}")
     for recipe, names in report.get("unmatched_gold", {}).items():
         print_plain(f"Warning: {len(names)} gold document name(s) match no document of {recipe}, e.g. {names[0]!r}: those queries cannot score.")
     if report.get("resumed"):

@@ -161,10 +161,17 @@ def token_f1(answer: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+_CITATION_MARKER = re.compile(r"\[\d+\]")
+
+
 def answer_metrics(answer: str | None, gold: str | None) -> dict[str, float | None]:
-    """Exact match, contains and token F1; ``None`` each when the mode gave no answer or there is no gold answer."""
+    """Exact match, contains and token F1; ``None`` each when the mode gave no answer or there is no gold answer.
+
+    Citation markers (``[1]``) are removed first: they point at results, they are not the answer's words.
+    """
     if answer is None or gold is None:
         return {"answer_exact_match": None, "answer_contains": None, "answer_f1": None}
+    answer = _CITATION_MARKER.sub(" ", answer)
     return {"answer_exact_match": exact_match(answer, gold), "answer_contains": contains_answer(answer, gold), "answer_f1": token_f1(answer, gold)}
 
 

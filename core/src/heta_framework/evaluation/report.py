@@ -26,6 +26,7 @@ class ModeSummary:
     p95_ms: float | None
     llm_calls_per_query: float | None = None
     errors: int = 0
+    first_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -50,6 +51,7 @@ def summarize(rows: Iterable[Mapping[str, Any]]) -> list[ModeSummary]:
             **latency_percentiles_ms([r["latency_s"] for r in measured]),
             llm_calls_per_query=round(sum(calls) / len(calls), 3) if calls else None,
             errors=len(group) - len(measured),
+            first_error=next((r["error"] for r in group if "error" in r), None),
         ))
     return summaries
 

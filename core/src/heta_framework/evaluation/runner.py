@@ -192,7 +192,7 @@ async def run_evaluation(
             kb = target.kb
             resolver = GoldResolver(kb.documents)
             relevance = {q.id: resolver.relevance(q) for q in eval_set.queries}
-            if resolver.unmatched:
+            if resolver.unmatched and kb.documents:  # an empty catalog (results from elsewhere) has nothing to match
                 notes["unmatched_gold"][target.name] = sorted(resolver.unmatched)[:20]
             counter = LanguageCallCounter(kb)
             available = list(kb.available_queries)
