@@ -54,8 +54,8 @@ def test_a_pipeline_builds_its_prompt_from_the_retrieved_documents(retriever, te
 def test_run_arguments_replace_the_components_settings(retriever):
     assert [d.meta["document_id"] for d in retriever.run("penicillin", filters={"topic": "ocean"})["documents"]] == ["whales"]
     assert len(retriever.run("ocean", top_k=1)["documents"]) == 1
-    with pytest.raises(ModeUnavailableError, match="vector_search"):
-        retriever.run("ocean", mode="vector_search")
+    with pytest.raises(ModeUnavailableError, match="hybrid_search"):
+        retriever.run("ocean", mode="hybrid_search")
 
 
 async def test_run_async_in_a_pipeline_and_the_blocking_path_in_a_running_loop(retriever, texts):

@@ -123,8 +123,8 @@ def test_default_mode_and_a_missing_mode(kb_path):
     retriever = HetaRetriever(knowledge_base=kb_path)  # mode=None: the best mode this knowledge base has
     try:
         assert retriever.invoke("steam engine")[0].metadata["mode"] == "sql_text_search"
-        with pytest.raises(ModeUnavailableError, match="vector_search"):
-            retriever.invoke("steam engine", mode="vector_search")
+        with pytest.raises(ModeUnavailableError, match="hybrid_search"):
+            retriever.invoke("steam engine", mode="hybrid_search")
     finally:
         retriever.close()
     with pytest.raises(ValueError, match="knowledge_base"):  # pydantic's ValidationError

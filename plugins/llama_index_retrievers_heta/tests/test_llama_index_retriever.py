@@ -92,6 +92,6 @@ def test_a_knowledge_base_object_default_mode_and_a_missing_mode(kb_path):
     assert hits[0].node.metadata["mode"] == "sql_text_search"
     retriever.close()  # the caller's knowledge base stays open
     assert kb.sync.query("coral reefs", mode="sql_text_search").results[0].document_id == "coral"
-    with pytest.raises(ModeUnavailableError, match="vector_search"):
-        HetaRetriever(kb, mode="vector_search").retrieve("coral")
+    with pytest.raises(ModeUnavailableError, match="hybrid_search"):
+        HetaRetriever(kb, mode="hybrid_search").retrieve("coral")
     kb.close()
