@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from heta_framework.builtin.delimited import DELIMITED_PARSER
 from heta_framework.builtin.engines.hybrid import HybridSearchEngine
 from heta_framework.builtin.engines.multihop import MultihopSearchEngine
 from heta_framework.builtin.engines.rerank import RerankSearchEngine
@@ -42,3 +43,4 @@ def register_stores(register):
 def register_parsers(register):
     for parser in BUILTIN_PARSERS:
         register(parser)
+    register(DELIMITED_PARSER)  # after the text parser, so .csv files are read as tables
