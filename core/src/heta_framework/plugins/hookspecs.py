@@ -1,4 +1,4 @@
-"""The hooks a Heta plugin can implement. Each receives one typed ``register`` callback.
+"""The hooks a Heta plugin can implement. Each receives one typed registrar, ``register``.
 
 A plugin is a module (usually a distribution's top-level package, listed under
 the ``heta`` entry-point group) with functions decorated ``@hookimpl``::
@@ -7,18 +7,32 @@ the ``heta`` entry-point group) with functions decorated ``@hookimpl``::
 
     @hookimpl
     def register_query_engines(register):
-        register(MyEngine())
+        register(MyEngine())            # or register.add_query_engine(MyEngine())
 
-Call ``register`` once per thing. Names must be unique across all plugins; a
-duplicate is an error that names both distributions.
+Call ``register`` once per thing. A plugin's registrations take effect together,
+after all its hooks returned: if one hook raises, or one name is already taken
+by another plugin, that plugin registers nothing and is reported (``heta
+plugins``); the others keep working. A ``@hookimpl`` whose name is not a hook
+below (a misspelling) is reported the same way.
+
+Adding a hook is one edit here: a ``register_<category>`` function whose
+``register`` parameter is annotated with its ``Registrar`` subclass. The
+registry, ``heta_framework.testing.inline_plugin`` and the docs test read
+this module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import pluggy
+
+from heta_framework.plugins.registrars import (
+    ModelProviderRegistrar,
+    ParserRegistrar,
+    ProcedureRegistrar,
+    QueryEngineRegistrar,
+    StepRegistrar,
+    StoreRegistrar,
+)
 
 PROJECT_NAME = "heta"
 
@@ -27,7 +41,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def register_steps(register: Callable[[type], None]) -> None:
+def register_steps(register: StepRegistrar) -> None:
     """Register build step classes.
 
     ``register(StepClass)``: the class has a string class attribute ``name``
@@ -38,7 +52,7 @@ def register_steps(register: Callable[[type], None]) -> None:
 
 
 @hookspec
-def register_query_engines(register: Callable[[Any], None]) -> None:
+def register_query_engines(register: QueryEngineRegistrar) -> None:
     """Register query engines.
 
     ``register(engine)``: ``engine`` satisfies ``QueryEngineProtocol``; its
@@ -47,16 +61,17 @@ def register_query_engines(register: Callable[[Any], None]) -> None:
 
 
 @hookspec
-def register_stores(register: Callable[[Any], None]) -> None:
+def register_stores(register: StoreRegistrar) -> None:
     """Register store types.
 
     ``register(StoreType(name="faiss", slot="vector", factory=..., config_type=...))``:
-    a recipe's ``[stores.vector] type = "faiss"`` then opens this store.
+    a recipe's ``[stores.vector] type = "faiss"`` then opens this store. The store
+    satisfies its slot's contract in ``heta_framework.kb.stores``.
     """
 
 
 @hookspec
-def register_model_providers(register: Callable[[Any], None]) -> None:
+def register_model_providers(register: ModelProviderRegistrar) -> None:
     """Register model providers.
 
     ``register(ModelProvider(name="openai", kinds=frozenset({"language", "embedding"}), create=...))``:
@@ -65,7 +80,7 @@ def register_model_providers(register: Callable[[Any], None]) -> None:
 
 
 @hookspec
-def register_parsers(register: Callable[[Any], None]) -> None:
+def register_parsers(register: ParserRegistrar) -> None:
     """Register document parsers.
 
     ``register(DocumentParser(name="pdf", extensions=(".pdf",), parse=...))``:
@@ -74,9 +89,9 @@ def register_parsers(register: Callable[[Any], None]) -> None:
 
 
 @hookspec
-def register_procedures(register: Callable[[type], None]) -> None:
+def register_procedures(register: ProcedureRegistrar) -> None:
     """Register procedures: named bundles of steps that only expand (``HetaGraphProcedure``).
 
     ``register(ProcedureClass)``: the class has a string class attribute ``name``
-    and an ``expand()`` method returning the steps.
+    and an ``expand()`` method returning the steps (``ProcedureProtocol``).
     """

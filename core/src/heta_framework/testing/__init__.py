@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
 
+from heta_framework.errors import did_you_mean
 from heta_framework.plugins.hookspecs import hookimpl
-from heta_framework.plugins.registry import PluginRegistry
+from heta_framework.plugins.registry import CATEGORIES, PluginRegistry
 
 
 def make_registry(*plugins: ModuleType | object | str, strict: bool = True) -> PluginRegistry:
@@ -25,58 +26,32 @@ def make_registry(*plugins: ModuleType | object | str, strict: bool = True) -> P
 
 
 class _InlinePlugin:
+    """One ``@hookimpl`` per hook in ``hookspecs``, made here: a new hook needs no edit in this class."""
+
     def __init__(self, name: str, registrations: dict[str, list[Any]]):
         self.__name__ = name
-        self._registrations = registrations
+        for hook_name, category in CATEGORIES.items():
+            setattr(self, hook_name, _emitting(registrations.get(category, ())))
 
-    def _emit(self, category: str, register: Any) -> None:
-        for item in self._registrations.get(category, ()):
+
+def _emitting(items: Iterable[Any]) -> Any:
+    items = list(items)
+
+    @hookimpl
+    def register(register: Any) -> None:
+        for item in items:
             register(item)
 
-    @hookimpl
-    def register_steps(self, register: Any) -> None:
-        self._emit("steps", register)
-
-    @hookimpl
-    def register_query_engines(self, register: Any) -> None:
-        self._emit("query_engines", register)
-
-    @hookimpl
-    def register_stores(self, register: Any) -> None:
-        self._emit("stores", register)
-
-    @hookimpl
-    def register_model_providers(self, register: Any) -> None:
-        self._emit("model_providers", register)
-
-    @hookimpl
-    def register_parsers(self, register: Any) -> None:
-        self._emit("parsers", register)
-
-    @hookimpl
-    def register_procedures(self, register: Any) -> None:
-        self._emit("procedures", register)
+    return register
 
 
-def inline_plugin(
-    name: str = "inline-test-plugin",
-    *,
-    steps: Iterable[type] = (),
-    query_engines: Iterable[Any] = (),
-    stores: Iterable[Any] = (),
-    model_providers: Iterable[Any] = (),
-    parsers: Iterable[Any] = (),
-    procedures: Iterable[type] = (),
-) -> object:
-    """A plugin object that registers exactly the given things; pass it to ``make_registry``."""
-    return _InlinePlugin(
-        name,
-        {
-            "steps": list(steps),
-            "query_engines": list(query_engines),
-            "stores": list(stores),
-            "model_providers": list(model_providers),
-            "parsers": list(parsers),
-            "procedures": list(procedures),
-        },
-    )
+def inline_plugin(name: str = "inline-test-plugin", **registrations: Iterable[Any]) -> object:
+    """A plugin object that registers exactly the given things; pass it to ``make_registry``.
+
+    Keywords are the registry's categories, one per hook: ``steps``, ``query_engines``,
+    ``stores``, ``model_providers``, ``parsers``, ``procedures``.
+    """
+    unknown = sorted(set(registrations) - set(CATEGORIES.values()))
+    if unknown:
+        raise TypeError(f"inline_plugin() got unknown categories {unknown}. {did_you_mean(unknown[0], CATEGORIES.values())}".strip())
+    return _InlinePlugin(name, {category: list(items) for category, items in registrations.items()})
