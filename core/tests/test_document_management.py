@@ -107,3 +107,23 @@ async def test_the_record_carries_the_files_mtime_and_size(sql_kb, docs_dir):
     again = KnowledgeBase.load(sql_kb.path, registry=sql_kb.registry)
     assert again.document(fox.id).modified == 1_700_000_000
     again.close()
+
+
+async def test_catalogs_written_before_file_times_existed_still_prune(sql_kb, docs_dir):
+    import json
+
+    await sql_kb.build([docs_dir])
+    catalog_file = sql_kb.path / "catalog.json"
+    old_style = {
+        doc_id: {k: v for k, v in entry.items() if k not in ("modified", "added", "updated")}
+        for doc_id, entry in json.loads(catalog_file.read_text()).items()
+    }
+    catalog_file.write_text(json.dumps(old_style))
+    sql_kb.close()
+    kb = KnowledgeBase.load(sql_kb.path, registry=sql_kb.registry)
+    assert all(record.modified is None and record.from_file for record in kb.documents.values())
+    (docs_dir / "fox.txt").unlink()
+    await kb.build([docs_dir], prune=True)
+    assert {r.name for r in kb.documents.values()} == {"whales.md", "shanghai.txt"}
+    assert all(record.modified is not None for record in kb.documents.values())
+    kb.close()

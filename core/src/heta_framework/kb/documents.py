@@ -118,7 +118,9 @@ class DocumentRecord:
 
     @property
     def from_file(self) -> bool:
-        return self.modified is not None
+        """Read from a file by a folder walk (not a ``SourceDocument``); a file's id hashes its path,
+        which also tells catalog entries written before ``modified`` existed."""
+        return self.modified is not None or self.id == content_hash(self.source)[:16]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> DocumentRecord:
