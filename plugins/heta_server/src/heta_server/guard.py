@@ -20,10 +20,6 @@ OPEN_PATHS = frozenset({"/healthz"})
 UPLOAD_PATHS = frozenset({"/api/v1/documents/upload"})
 
 
-class _TooLarge(Exception):
-    pass
-
-
 async def _send_json(send: Any, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
     payload = json.dumps(body).encode()
     await send({
@@ -58,31 +54,40 @@ class Guard:
             await _send_json(send, 413, _too_large(limit))
             return
         received = 0
+        too_large = False
+        replaced = False
         started = False
 
         async def limited_receive() -> dict:
-            nonlocal received
+            # past the limit the body is cut short; the app's answer to the cut body is then replaced by a 413
+            nonlocal received, too_large
+            if too_large:
+                return {"type": "http.request", "body": b"", "more_body": False}
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
-                    raise _TooLarge()
+                    too_large = True
+                    return {"type": "http.request", "body": b"", "more_body": False}
             return message
 
-        async def tracking_send(message: dict) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
+        async def guarded_send(message: dict) -> None:
+            nonlocal replaced, started
+            if too_large:
+                if not replaced:
+                    replaced = True
+                    await _send_json(send, 413, _too_large(limit))
+                return
+            started = started or message["type"] == "http.response.start"
             await send(message)
 
         try:
-            await self.app(scope, limited_receive, tracking_send)
-        except _TooLarge:
-            if not started:
-                await _send_json(send, 413, _too_large(limit))
+            await self.app(scope, limited_receive, guarded_send)
         except Exception as exc:  # the last resort: JSON, never a traceback (whose message might hold a secret)
             log.error("request to %s failed with %s", path, type(exc).__name__)
-            if not started:
+            if too_large and not replaced:
+                await _send_json(send, 413, _too_large(limit))
+            elif not replaced and not started:
                 await _send_json(send, 500, error_body(
                     "InternalError", f"The server met an unexpected {type(exc).__name__}; see the server log."
                 ))

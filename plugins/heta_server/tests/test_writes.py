@@ -1,0 +1,114 @@
+"""Adding, uploading and removing documents over HTTP: background jobs, one write at a time, the KB writer lock."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from heta_framework.kb.lock import WriterLock
+
+from heta_server.config import ServerConfig
+
+
+def wait_for(client, job: dict, timeout: float = 240) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        current = client.get(f"/api/v1/jobs/{job['id']}").json()["job"]
+        if current["status"] != "running":
+            return current
+        assert time.monotonic() < deadline, current
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def writable(kb_copy, server_factory):
+    return server_factory(kb_copy, ServerConfig(max_upload_bytes=200_000))
+
+
+def test_add_text_documents_with_importance_and_tags(writable):
+    body = {"documents": [{"id": "kite", "text": "The red kite is a bird of prey that nests in tall oak trees.",
+                           "importance": 8, "tags": ["birds"], "metadata": {"author": "Ada"}}]}
+    with writable.client() as client:
+        reply = client.post("/api/v1/documents", json=body)
+        assert reply.status_code == 202
+        job = wait_for(client, reply.json()["job"])
+        assert job["status"] == "done", job
+        assert job["result"]["document_count"] == 1
+        assert job["progress"], "each step reports progress"
+        record = client.get("/api/v1/documents/kite").json()
+        assert record["metadata"] == {"importance": 8, "tags": ["birds"], "author": "Ada"} and record["state"] == "built"
+        found = client.post("/api/v1/search", json={"query": "red kite bird of prey", "top_k": 1, "tags": ["birds"]}).json()
+    assert found["results"][0]["memory"]["document_id"] == "kite"
+    assert found["results"][0]["importance_score_normalized"] == 0.8
+
+
+def test_upload_a_file_with_metadata_then_remove_it(writable):
+    with writable.client() as client:
+        reply = client.post(
+            "/api/v1/documents/upload",
+            files={"file": ("otters.md", b"# Otters\n\nSea otters hold hands while they sleep.", "text/markdown")},
+            data={"importance": "3", "tags": "animals, sea", "metadata": '{"year": 2024}'},
+        )
+        assert reply.status_code == 202, reply.text
+        assert wait_for(client, reply.json()["job"])["status"] == "done"
+        record = client.get("/api/v1/documents/otters.md").json()
+        assert record["metadata"] == {"year": 2024, "importance": 3.0, "tags": ["animals", "sea"]}
+        hits = client.post("/api/v1/query", json={"text": "otters hold hands", "mode": "full_text_search"}).json()["results"]
+        assert hits[0]["metadata"]["document_id"] == "otters.md"
+
+        removal = client.delete("/api/v1/documents/otters.md")
+        assert removal.status_code == 202
+        assert wait_for(client, removal.json()["job"])["result"] == {"removed": ["otters.md"]}
+        assert client.get("/api/v1/documents/otters.md").status_code == 404
+        after = client.post("/api/v1/query", json={"text": "otters hold hands", "mode": "full_text_search"}).json()["results"]
+        assert all(r["metadata"]["document_id"] != "otters.md" for r in after)
+        unknown = wait_for(client, client.delete("/api/v1/documents/never-was").json()["job"])
+    assert unknown["status"] == "failed" and unknown["error"]["code"] == "KnowledgeBaseError"
+
+
+def test_an_oversize_upload_and_bad_metadata_are_refused(writable):
+    with writable.client() as client:
+        big = client.post("/api/v1/documents/upload", files={"file": ("big.txt", b"x" * 300_000, "text/plain")})
+        bad = client.post("/api/v1/documents", json={"documents": [{"text": "x", "importance": 11}]})
+        bad_tags = client.post("/api/v1/documents/upload", files={"file": ("a.txt", b"a", "text/plain")}, data={"metadata": "[1]"})
+        empty = client.post("/api/v1/documents", json={"documents": []})
+    assert (big.status_code, big.json()["error"]["code"]) == (413, "PayloadTooLarge")
+    assert (bad.status_code, bad.json()["error"]["code"]) == (422, "InvalidRequest")
+    assert "importance" in bad.json()["error"]["message"]
+    assert (bad_tags.status_code, bad_tags.json()["error"]["code"]) == (422, "InvalidRequest")
+    assert empty.status_code == 422
+
+
+def test_a_second_write_while_a_build_runs_is_refused_and_queries_keep_working(writable):
+    documents = [{"id": f"note-{i}", "text": f"Field note {i}: the heron waited by the pond for fish number {i}."} for i in range(40)]
+    with writable.client() as client:
+        first = client.post("/api/v1/documents", json={"documents": documents})
+        assert first.status_code == 202
+        second = client.post("/api/v1/documents", json={"documents": [{"id": "late", "text": "Too late."}]})
+        removal = client.delete("/api/v1/documents/penicillin")
+        during = client.post("/api/v1/query", json={"text": "penicillin", "mode": "full_text_search"})
+        job = wait_for(client, first.json()["job"])
+        after = client.post("/api/v1/documents", json={"documents": [{"id": "late", "text": "Now in time."}]})
+        assert wait_for(client, after.json()["job"])["status"] == "done"
+        ids = {d["id"] for d in client.get("/api/v1/documents").json()["documents"]}
+    for refused in (second, removal):
+        assert refused.status_code == 409
+        error = refused.json()["error"]
+        assert error["code"] == "WriteInProgress" and error["details"]["job_id"] == first.json()["job"]["id"]
+    assert during.status_code == 200 and during.json()["results"]
+    assert job["status"] == "done"
+    assert {f"note-{i}" for i in range(40)} | {"late", "penicillin"} <= ids
+
+
+def test_a_write_while_another_process_holds_the_writer_lock_is_a_409(writable):
+    lock = WriterLock(writable.kb.path, "built").acquire()  # what a `heta build` in another process holds
+    try:
+        with writable.client() as client:
+            reply = client.post("/api/v1/documents", json={"documents": [{"id": "x", "text": "x"}]})
+    finally:
+        lock.release()
+    assert reply.status_code == 409
+    assert reply.json()["error"]["code"] == "KnowledgeBaseLockedError"
+    with writable.client() as client:
+        later = client.post("/api/v1/documents", json={"documents": [{"id": "x", "text": "x"}]})
+        assert wait_for(client, later.json()["job"])["status"] == "done"
