@@ -112,3 +112,20 @@ def test_threads_option_sets_torch_threads_and_is_checked():
         torch.set_num_threads(before)
     with pytest.raises(ModelError, match="threads"):
         create_client(EmbeddingModel(model_name="local/all-MiniLM-L6-v2", options={"threads": 0}))
+
+
+def test_short_texts_go_in_bigger_batches_with_the_same_vectors(minilm):
+    from heta_plugin_local.embedding import token_budget_batches
+
+    names = [f"Entity {n} (ORG)" for n in range(300)]
+    chunks = ["A long chunk of an article about rivers and the sea, repeated. " * 8 + str(n) for n in range(70)]
+    short_batches = token_budget_batches(names, 32)
+    assert [len(b) for b in short_batches] == [128, 128, 44]  # ~6 tokens each: 4x the batch size
+    long_batches = token_budget_batches(chunks, 32)
+    assert [len(b) for b in long_batches] == [32, 32, 6]  # chunk-length texts: sentence-transformers' own batches
+    mixed = names + chunks
+    rows = [row for batch in token_budget_batches(mixed, 32) for row in batch]
+    assert sorted(rows) == list(range(len(mixed)))
+    assert [len(mixed[r]) for r in rows] == sorted(map(len, mixed), reverse=True)  # longest first, every text once
+    reference = minilm.model().encode(names[:40], batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
+    assert np.allclose(minilm.encode(names[:40]), reference, atol=1e-5)
