@@ -67,6 +67,8 @@ DEPTH = 30  # results asked of every mode; documents rank by their best result
 COMPOSED = ("hybrid_search", "heta_rerank_search")
 #: the modes that embed the query (their model calls per request are counted)
 EMBEDDING_MODES = ("vector_search", "heta_graph_search", *COMPOSED)
+BASE_MODES = ("sql_text_search", "full_text_search", "vector_search", "heta_graph_search")
+CONCURRENCY = 8  # queries in flight for the throughput comparison
 STAGES = ("build-10k", "raw-10k", "query-10k", "build-100k", "raw-100k", "query-100k")
 
 
@@ -369,11 +371,44 @@ async def query_stage(work: Path, tier: str, query_count: int) -> dict:
             without[mode] = percentiles_ms(await timed(heta(mode), texts))
         print(f"  {tier} {mode:<20} without the model {json.dumps(without[mode])}", flush=True)
     out["without_model"] = without
+    counted.precomputed = None  # concurrency is measured with the model, as a server would see it
+    out["concurrency"] = {mode: await concurrent_throughput(kb, mode, texts) for mode in kb.available_queries if mode in BASE_MODES}
+    for mode, row in out["concurrency"].items():
+        print(f"  {tier} {mode:<20} 8 concurrent {json.dumps(row)}", flush=True)
     out["graph_size"] = graph_size(kb)
     kb.close()
     out["load_after"] = machine_load()
     out["peak_rss_mb"] = peak_memory_mb()
     return out
+
+
+async def concurrent_throughput(kb, mode: str, texts: Sequence[str], width: int = CONCURRENCY, rounds: int = 2) -> dict:
+    """Queries per second one after another and ``width`` at a time (asyncio.gather), taking turns in rounds."""
+    async def one_by_one(part):
+        for text in part:
+            await kb.query(text, mode=mode, top_k=DEPTH)
+
+    async def together(part):
+        gate = asyncio.Semaphore(width)
+
+        async def one(text):
+            async with gate:
+                await kb.query(text, mode=mode, top_k=DEPTH)
+
+        await asyncio.gather(*(one(text) for text in part))
+
+    seconds = {"sequential": 0.0, "concurrent": 0.0}
+    size = max(1, len(texts) // rounds)
+    for start in range(0, size * rounds, size):
+        part = texts[start : start + size]
+        for label, run in (("sequential", one_by_one), ("concurrent", together)):
+            started = time.perf_counter()
+            await run(part)
+            seconds[label] += time.perf_counter() - started
+    done = size * rounds
+    sequential, concurrent = done / seconds["sequential"], done / seconds["concurrent"]
+    return {"queries": done, "sequential_qps": round(sequential, 1), f"concurrent_{width}_qps": round(concurrent, 1),
+            "speedup": round(concurrent / sequential, 2)}
 
 
 def graph_size(kb) -> dict:
