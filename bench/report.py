@@ -131,10 +131,49 @@ def _modes_sections(data: dict) -> list[str]:
                   "fusion's own cost: its duration minus its slowest base search (they run concurrently), from `trace=True`. "
                   "The 100k knowledge base has no graph, so the graph and composed modes are measured at 10k only.", ""]
 
+    lines += _alternating_sections(query10, query100)
     memory = [[stage, _fmt(row.get("peak_rss_mb"))] for stage, row in stages.items() if "peak_rss_mb" in row]
     if memory:
         lines += ["### Peak memory (RSS of each stage's own process, MB)", ""]
         lines += _table(["process", "peak RSS MB"], memory)
+    return lines
+
+
+def _alternating_sections(query10: dict, query100: dict) -> list[str]:
+    """Heta beside the raw library timed in turns in one process; the path without the model; concurrency."""
+    lines: list[str] = []
+    rows = []
+    for tier, stage in (("10k", query10), ("100k", query100)):
+        for mode, row in _in_order(stage.get("modes", {})):
+            versus = row.get("vs_raw")
+            if versus:
+                rows.append([tier, f"`{mode}`", versus["library"], _fmt(versus["heta_p50_ms"], 3), _fmt(versus["raw_p50_ms"], 3),
+                             f"{_fmt(versus['ratio_p50'], 2)}×", _fmt(versus["difference_p50_ms"], 3)])
+        versus = stage.get("without_model", {}).get("vector_search")
+        if versus and "raw_p50_ms" in versus:
+            rows.append([tier, "`vector_search`, query vector given", versus["library"], _fmt(versus["heta_p50_ms"], 3),
+                         _fmt(versus["raw_p50_ms"], 3), f"{_fmt(versus['ratio_p50'], 2)}×", _fmt(versus["difference_p50_ms"], 3)])
+    if rows:
+        load = query10.get("load_before", {})
+        lines += ["### Heta and the raw library in turns (one process, p50 ms)", "",
+                  "Each query runs through Heta and through the raw library one after the other, the order flipping every "
+                  "query, so both see the same moment of a shared machine "
+                  f"(load average {_fmt(load.get('load_1m'), 2)} on {_fmt(load.get('cores'))} cores when the 10k stage began).", ""]
+        lines += _table(["tier", "mode", "raw library", "Heta", "raw", "ratio", "difference"], rows)
+    without = query10.get("without_model", {})
+    calls = {mode: row.get("embedding_calls_per_query") for mode, row in query10.get("modes", {}).items() if "embedding_calls_per_query" in row}
+    if without or calls:
+        rows = [[f"`{mode}`", _fmt(calls.get(mode), 2), _fmt(row.get("heta_p50_ms", row.get("p50_ms")), 3)]
+                for mode, row in _in_order(without)]
+        size = query10.get("graph_size", {})
+        lines += [f"### Model calls per request and the query path without the model (10k; graph of {_fmt(size.get('entities'))} entities)", ""]
+        lines += _table(["mode", "embedding model calls per request", "p50 ms with the query vector precomputed"], rows)
+    concurrency = query10.get("concurrency", {})
+    if concurrency:
+        rows = [[f"`{mode}`", _fmt(row.get("sequential_qps")), _fmt(next((v for k, v in row.items() if k.startswith("concurrent_")), None)),
+                 f"{_fmt(row.get('speedup'), 2)}×"] for mode, row in _in_order(concurrency)]
+        lines += ["### Throughput: 8 queries in flight against one at a time (10k, queries/s)", ""]
+        lines += _table(["mode", "one at a time", "8 in flight", "speed-up"], rows)
     return lines
 
 
