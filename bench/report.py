@@ -15,6 +15,7 @@ COMPONENT_TITLES = {
     "vector": "Vector store (heta-plugin-vector): 100k overhead and 1M scale — `python bench/bench_vector.py`",
     "fulltext": "Full-text backends (Whoosh and tantivy) — `python bench/bench_fulltext.py`",
     "graph": "Graph extraction with a language model (scripted OpenAI-compatible server) — `python bench/bench_graph.py`",
+    "big_document": "One 50 MB document against the same text in many files (full-text indexing per chunk) — `python bench/bench_big_document.py`",
 }
 
 

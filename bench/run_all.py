@@ -35,6 +35,7 @@ COMPONENTS = {
     "bench_vector.py": [],
     "bench_fulltext.py": [],
     "bench_graph.py": ["--skip-offline"],
+    "bench_big_document.py": [],
 }
 
 

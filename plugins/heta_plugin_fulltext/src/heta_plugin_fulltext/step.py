@@ -65,11 +65,14 @@ class IndexFullText:
         written = 0
         try:
             for key in chunk_keys:
-                batch.extend(iter_chunks(objects, [key]))
+                # chunk by chunk, so one huge document is cut into batches like many small ones:
+                # a commit's cost grows faster than its size
+                for chunk in iter_chunks(objects, [key]):
+                    batch.append(chunk)
+                    if len(batch) >= self.batch_size:
+                        written += await asyncio.to_thread(store.upsert, batch)
+                        batch = []
                 progress.advance()
-                if len(batch) >= self.batch_size:
-                    written += await asyncio.to_thread(store.upsert, batch)
-                    batch = []
             if batch:
                 written += await asyncio.to_thread(store.upsert, batch)
         finally:
