@@ -26,6 +26,7 @@ QUESTIONS = {
     "heta_rerank_search": "first humans to walk on the Moon",
     "heta_rewrite_search": "how do genes pass traits on?",
     "heta_multihop_search": "Which scientist's discovery led to the first antibiotic, and where did he work?",
+    "memory_search": "what do we know about whales?",
 }
 
 
@@ -50,6 +51,11 @@ def main() -> None:
     )], check=True, text=True, capture_output=True).stdout)
     for mode in manifest:
         heta("query", QUESTIONS.get(mode, "ocean life"), "--mode", mode, "--top-k", "3")
+    print(
+        "\nKeep the models loaded and serve this knowledge base over HTTP (search page and JSON API):\n\n"
+        f"  .venv/bin/heta --kb {KB.name} serve        # then open http://127.0.0.1:8321/  (API docs: /docs)\n\n"
+        "It needs the heta-server distribution (installed here); see docs/server.md."
+    )
     missing = [m for m in QUESTIONS if m not in manifest]
     if missing:
         print(

@@ -59,7 +59,7 @@ class AnyOfAssets:
         return asset.kind in self.kinds
 
     def __str__(self) -> str:
-        return "one of " + "|".join(self.kinds)
+        return "one of " + ", ".join(self.kinds)
 
 
 #: the asset each leg (and the sql_text_search stand-in) is known by
