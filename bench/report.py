@@ -9,7 +9,7 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "results"
 
 #: results written by the scripts `make bench` runs; anything else in results/ is a component benchmark
-SUITE_RESULTS = ("modes", "run_log")
+SUITE_RESULTS = ("modes", "eval", "run_log")
 
 COMPONENT_TITLES = {
     "vector": "Vector store (heta-plugin-vector): 100k overhead and 1M scale — `python bench/bench_vector.py`",
@@ -206,6 +206,26 @@ def _flatten(value, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix, json.dumps(value) if isinstance(value, (list, dict)) else str(value))]
 
 
+def _eval_section(data: dict) -> list[str]:
+    """The quality table as `heta eval` prints it (bench/bench_eval.py)."""
+    k = data.get("k", 10)
+    results = {row["mode"]: row for row in data.get("results", [])}
+    names = [f"ndcg@{k}", f"map@{k}", f"mrr@{k}", f"recall@{k}", f"precision@{k}"]
+    rows = [[f"`{mode}`", *(_fmt(row["metrics"].get(name), 3) for name in names), _fmt(row.get("p50_ms")), _fmt(row.get("p95_ms"))]
+            for mode, row in _in_order(results)]
+    queries = max((row.get("queries", 0) for row in results.values()), default=0)
+    return [
+        f"### Quality per mode through `heta eval` ({_fmt(queries)} known-item queries, 10k tier)",
+        "",
+        f"`{data.get('command')}` on the 10k knowledge base above ({_fmt(data.get('seconds'))} s). Each mode is asked for "
+        f"its top {k} results, as a user's query would be (the table above ranks documents from the top 30), "
+        "so composed and graph modes can differ a little between the two.",
+        "",
+        *_table(["mode", *(name.replace("ndcg", "nDCG").replace("map", "MAP").replace("mrr", "MRR").replace("recall", "Recall")
+                           .replace("precision", "Precision") for name in names), "p50 ms", "p95 ms"], rows),
+    ]
+
+
 def render(log: dict[str, dict]) -> str:
     lines = [
         "# Benchmarks",
@@ -224,6 +244,9 @@ def render(log: dict[str, dict]) -> str:
     modes = _load("modes")
     if modes:
         lines += _modes_sections(modes)
+    evaluation = _load("eval")
+    if evaluation:
+        lines += _eval_section(evaluation)
     components = sorted(p.stem for p in RESULTS.glob("*.json") if p.stem not in SUITE_RESULTS)
     if components:
         lines += ["## Component benchmarks (not part of `make bench`; `python bench/run_all.py --all` runs them)", ""]
