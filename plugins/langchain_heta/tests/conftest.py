@@ -28,6 +28,11 @@ def build(path: Path, recipe: Mapping[str, Any]) -> Path:
     return path
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # the workspace's pytest settings declare it too; installed alone (make isolation) only this one applies
+    config.addinivalue_line("markers", "slow: loads real models")
+
+
 @pytest.fixture(scope="session")
 def build_knowledge_base() -> Callable[[Path, Mapping[str, Any]], Path]:
     return build
