@@ -53,7 +53,7 @@ def main() -> None:
         heta("query", QUESTIONS.get(mode, "ocean life"), "--mode", mode, "--top-k", "3")
     print(
         "\nKeep the models loaded and serve this knowledge base over HTTP (search page and JSON API):\n\n"
-        f"  .venv/bin/heta --kb {KB.name} serve        # then open http://127.0.0.1:8321/  (API docs: /docs)\n\n"
+        f"  .venv/bin/heta --kb {KB.name} serve        # then open http://127.0.0.1:8321/  (API schema: /openapi.json)\n\n"
         "It needs the heta-server distribution (installed here); see docs/server.md."
     )
     missing = [m for m in QUESTIONS if m not in manifest]

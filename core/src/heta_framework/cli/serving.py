@@ -35,7 +35,7 @@ def serve(obj: dict, host: str, port: int, token_file: str | None, cors_origins:
         host=host, port=port, token=read_token(token_file), cors_origins=cors_origins,
         max_body_bytes=int(max_body_mb * 1_000_000), max_upload_bytes=int(max_upload_mb * 1_000_000),
     )
-    click.echo(f"Serving {obj['kb']} at http://{host}:{port}/ (API: /api/v1, schema: /docs). Ctrl-C stops.", err=True)
+    click.echo(f"Serving {obj['kb']} at http://{host}:{port}/ (API: /api/v1, schema: /openapi.json). Ctrl-C stops.", err=True)
     run_server(obj["kb"], config, warm=not no_warm)
 
 

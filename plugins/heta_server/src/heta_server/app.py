@@ -47,7 +47,9 @@ def create_app(kb: KnowledgeBase, config: ServerConfig | None = None, *, warm: b
         yield
         await jobs.wait_idle()  # a build in progress finishes (and commits) before the process exits
 
-    app = FastAPI(title="Heta", version="0.1.0", summary=f"Heta knowledge base at {kb.path}", lifespan=lifespan)
+    # no /docs or /redoc: FastAPI's pages load their scripts from a CDN, and the server works offline
+    app = FastAPI(title="Heta", version="0.1.0", summary=f"Heta knowledge base at {kb.path}", lifespan=lifespan,
+                  docs_url=None, redoc_url=None)
     app.state.kb = kb
     jobs = app.state.jobs = JobRunner(kb.secrets())
     install_error_handlers(app, kb.secrets())
