@@ -133,6 +133,10 @@ def test_remove_by_id_and_by_source_deletes_from_every_store(sql_kb_path, docs_d
 
     remaining = [d["name"] for d in run_json("--kb", sql_kb_path, "documents")["documents"]]
     assert remaining == ["shanghai.txt"]
+    before = sorted(p.name for p in Path(sql_kb_path).iterdir())
+    compacted = run_json("--kb", sql_kb_path, "compact")
+    assert compacted["sqlite_files"] == ["chunks.sqlite"] and compacted["bytes_after"] <= compacted["bytes_before"]
+    assert sorted(p.name for p in Path(sql_kb_path).iterdir()) == before  # no store the recipe does not use was created
     results = run_json("--kb", sql_kb_path, "query", "fox whales", "--mode", "sql_text_search")["results"]
     assert results == []
 

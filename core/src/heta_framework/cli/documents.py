@@ -185,4 +185,22 @@ def delete(obj: dict, dry_run: bool, wait: float | None, as_json: bool) -> None:
     print_plain(f"Kept: {', '.join(plan.kept)}")
 
 
-COMMANDS = (build, documents, remove, delete)
+@click.command()
+@click.option("--wait", type=click.FloatRange(min=0), default=None, help=WAIT_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def compact(obj: dict, wait: float | None, as_json: bool) -> None:
+    """Make removed documents' text physically gone: merge index segments, VACUUM the SQLite files."""
+    with open_kb(obj["kb"]) as kb:
+        report = kb.compact(wait=wait)
+    data = attrs.asdict(report)
+    if as_json:
+        emit_json(data)
+        return
+    print_plain(f"Compacted {', '.join(report.stores) or 'no stores'}; SQLite files: {', '.join(report.sqlite_files) or 'none'}.")
+    print_plain(f"Folder size {report.bytes_before:,} -> {report.bytes_after:,} bytes.")
+    if report.busy_files:
+        print_plain(f"A reader held an old snapshot of {', '.join(report.busy_files)}: run `heta compact` again later.")
+
+
+COMMANDS = (build, documents, remove, delete, compact)

@@ -77,7 +77,9 @@ def compact_knowledge_base(kb: KnowledgeBase) -> CompactReport:
     root = Path(kb.path)
     before = folder_size(root)
     compacted = []
-    for key in sorted(k for k in kb.component_keys if k.startswith("stores.")):
+    # only the stores the recipe's steps use: opening a default store of another slot would create it
+    used = {ref.key for step in kb.steps for ref in step.requirements.components if ref.key.startswith("stores.")}
+    for key in sorted(used):
         store = kb.get_component(key)
         if hasattr(store, "compact"):
             store.compact()
