@@ -86,6 +86,7 @@ async def test_hybrid_fuses_vector_and_graph_by_rank_with_evidence_gaining_from_
         "rrf_k": 60.0,
         "candidate_top_k": 15,
         "weights": {"vector_search": 1.0, "heta_graph_search": 1.0},
+        "weights_origin": "default",  # too few documents to calibrate on (calibration has its own tests)
     }
 
 
@@ -172,7 +173,12 @@ async def test_rerank_without_reranker_is_available_and_keeps_the_rrf_order(kb):
     assert "heta_rerank_search" in kb.available_queries  # the reranker is not a required component
     response = await kb.query(QUESTION, mode="heta_rerank_search", top_k=4)
     assert response.metadata["ranking"] == "rrf"
-    assert response.metadata["fusion"] == {"rrf_k": 60.0, "candidate_top_k": 12}
+    assert response.metadata["fusion"] == {
+        "rrf_k": 60.0,
+        "candidate_top_k": 12,
+        "weights": {"hybrid_search": 1.0, "full_text_search": 1.0},
+        "weights_origin": "default",
+    }
     by_id = {r.id: r for r in response.results}
     # penicillin#0 is first in hybrid_search and second in full_text_search
     assert ids(response)[0] == "penicillin#0"
@@ -194,7 +200,12 @@ async def test_rerank_options_reach_the_base_modes(kb, engines):
     )
     assert engines["full_text_search"].calls[-1].top_k == 3
     assert engines["vector_search"].calls[-1].top_k == 3
-    assert response.metadata["fusion"] == {"rrf_k": 10.0, "candidate_top_k": 3}
+    assert response.metadata["fusion"] == {
+        "rrf_k": 10.0,
+        "candidate_top_k": 3,
+        "weights": {"hybrid_search": 1.0, "full_text_search": 1.0},
+        "weights_origin": "explicit",  # hybrid_weights given: no calibration, the two lists weigh the same
+    }
     hybrid_node = next(c for c in response.trace.children if c.mode == "hybrid_search")
     assert dict(hybrid_node.options) == {"candidate_top_k": 3, "rrf_k": 10, "hybrid_weights": {"vector_search": 2.0}}
     assert len(response.results) == 2

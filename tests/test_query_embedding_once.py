@@ -57,6 +57,9 @@ async def test_composed_modes_embed_once_and_rank_as_before(tmp_path, monkeypatc
         calls.append(list(texts))
         return await real_embed(texts)
 
+    # the first composed query calibrates the fusion weights on pseudo-queries (embedding each once);
+    # it happens once per build, so it is done before counting
+    await kb.query(QUESTIONS[0], mode="heta_rerank_search", top_k=5)
     monkeypatch.setattr(client, "embed", counted_embed)
 
     for mode in ("hybrid_search", "heta_rerank_search"):

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import attrs
 
+from heta_framework.builtin.engines.calibration import calibrated_weights, weights_metadata
 from heta_framework.builtin.engines.composed_options import RerankSearchOptions, forwarded_options
 from heta_framework.builtin.engines.fusion import RankedList, merge_issues, reciprocal_rank_fusion
 from heta_framework.builtin.engines.mode_assets import RERANK_ASSETS
@@ -29,7 +30,9 @@ RERANKER = "models.reranker"
 class RerankSearchEngine:
     """High-precision retrieval. Options: ``candidate_top_k`` (default ``min(top_k * 3, 50)``), ``rrf_k`` (60).
 
-    ``hybrid_weights`` is handed down to ``hybrid_search``.
+    ``hybrid_weights`` is handed down to ``hybrid_search``. The two lists are fused with weights
+    calibrated for the knowledge base (``calibration.py``), unless ``hybrid_weights`` is given: the
+    caller has taken the weighting in hand, and the lists then weigh the same, as in plain RRF.
     """
 
     mode: ClassVar[str] = "heta_rerank_search"
@@ -46,8 +49,15 @@ class RerankSearchEngine:
             ),
             context.query(request.text, mode="full_text_search", top_k=candidates),
         )
+        weights = {"hybrid_search": 1.0, "full_text_search": 1.0}
+        calibration = None
+        if options.hybrid_weights is None:
+            calibration = await calibrated_weights(context, self.mode, tuple(weights))
+            if calibration is not None:
+                weights = dict(calibration.weights)
         fused = reciprocal_rank_fusion(
-            [RankedList("hybrid_search", hybrid.results), RankedList("full_text_search", full_text.results)],
+            [RankedList("hybrid_search", hybrid.results, weights["hybrid_search"]),
+             RankedList("full_text_search", full_text.results, weights["full_text_search"])],
             rrf_k=smoothing,
         )
         issues = merge_issues(hybrid.issues, full_text.issues)
@@ -66,7 +76,8 @@ class RerankSearchEngine:
                         "used_rrf_order",
                     )
                 )
-        metadata = {"fusion": {"rrf_k": smoothing, "candidate_top_k": candidates}, "ranking": ranking}
+        fusion = {"rrf_k": smoothing, "candidate_top_k": candidates, **weights_metadata(weights, calibration, options.hybrid_weights)}
+        metadata = {"fusion": fusion, "ranking": ranking}
         if issues:
             metadata["issues"] = issues
         return QueryResponse(results=results, metadata=metadata)

@@ -1,0 +1,292 @@
+"""Fusion weights that fit the knowledge base, calibrated on pseudo-queries it makes from its own chunks.
+
+Equal RRF weights let a weak leg drag a strong one down: with an English-only
+embedding model over French text, ``heta_rerank_search`` fell well below
+``full_text_search`` alone. So, unless the caller gives ``hybrid_weights``, a
+composed mode weighs its two legs by how well each finds this knowledge base's
+own text:
+
+1. Up to ``PSEUDO_QUERIES`` chunks are drawn (a fixed seed, so the same state
+   gives the same set) and each becomes a query: a few of its longer words in a
+   shuffled order, or a span of characters for Chinese/Japanese text. The
+   chunk's document is the known answer; no labels are needed.
+2. Each leg answers every pseudo-query once.
+3. Every weight ratio in ``RATIOS`` is tried on those answers; the one with the
+   best fused MRR@10 wins, ties going to the ratio closest to equal weights.
+
+The result depends only on the committed build, so it is computed once per
+build state and kept in the knowledge-base folder (``fusion_calibration.json``,
+write then rename); a later build makes a new one. Queries of the calibration
+run untraced, so the caller's trace shows only its own query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import math
+import os
+import random
+import weakref
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from heta_framework.builtin.engines.fusion import DEFAULT_RRF_K, RankedList, reciprocal_rank_fusion
+from heta_framework.kb.documents import chunk_from_dict
+from heta_framework.kb.search import QueryContext, QueryRequest, QueryResult
+from heta_framework.text.analysis import words
+from heta_framework.text.languages import has_cjk
+
+log = logging.getLogger(__name__)
+
+PSEUDO_QUERIES = 40
+#: weight of the second leg relative to the first; 1.0 is the spec's equal weighting
+RATIOS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0)
+CANDIDATES = 30
+CUTOFF = 10
+#: fewer documents than this and a calibration would be noise: the default weights stay
+MIN_DOCUMENTS = 8
+CACHE_FILE = "fusion_calibration.json"
+_QUERY_WORDS = 6
+_QUERY_CJK_CHARACTERS = 10
+_CONCURRENCY = 4
+
+
+@attrs.frozen
+class PseudoQuery:
+    text: str
+    document_id: str
+
+
+@attrs.frozen
+class Calibration:
+    """The chosen weights and what they were chosen on (shown in ``metadata["fusion"]["calibration"]``)."""
+
+    weights: Mapping[str, float]
+    pseudo_queries: int
+    leg_mrr: Mapping[str, float]
+    fused_mrr: float
+    equal_weights_mrr: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "weights": dict(self.weights),
+            "pseudo_queries": self.pseudo_queries,
+            "leg_mrr": {k: round(v, 4) for k, v in self.leg_mrr.items()},
+            "fused_mrr": round(self.fused_mrr, 4),
+            "equal_weights_mrr": round(self.equal_weights_mrr, 4),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
+        return cls(
+            weights={k: float(v) for k, v in data["weights"].items()},
+            pseudo_queries=int(data["pseudo_queries"]),
+            leg_mrr=dict(data["leg_mrr"]),
+            fused_mrr=float(data["fused_mrr"]),
+            equal_weights_mrr=float(data["equal_weights_mrr"]),
+        )
+
+
+# --- pseudo-queries --------------------------------------------------------------
+
+
+def pseudo_query_text(text: str, rng: random.Random) -> str | None:
+    """A query a reader of ``text`` might type: some of its longer words, shuffled; a character span for CJK."""
+    tokens = list(words(text))
+    cjk = [t for t in tokens if has_cjk(t)]
+    if cjk and sum(map(len, cjk)) > sum(len(t) for t in tokens if not has_cjk(t)):
+        run = max(cjk, key=len)
+        if len(run) <= _QUERY_CJK_CHARACTERS:
+            return run
+        start = rng.randrange(len(run) - _QUERY_CJK_CHARACTERS)
+        return run[start : start + _QUERY_CJK_CHARACTERS]
+    # four letters or more skips most function words in any language without a stop list
+    candidates = list(dict.fromkeys(t for t in tokens if len(t) >= 4 and not t.isdigit()))
+    if len(candidates) < 3:
+        return None
+    return " ".join(rng.sample(candidates, min(_QUERY_WORDS, len(candidates))))
+
+
+def pseudo_queries(kb: Any, limit: int = PSEUDO_QUERIES) -> list[PseudoQuery]:
+    """Up to ``limit`` pseudo-queries, one per sampled document, from the chunks the build stored."""
+    keys: list[str] = []
+    for produced in kb.run_record.data.get("step_artifacts", {}).values():
+        keys.extend(k for k in produced.get("chunk_keys", ()) if k not in keys)
+    if len(keys) < MIN_DOCUMENTS or not kb.has_component("stores.objects"):
+        return []
+    objects = kb.get_component("stores.objects")
+    rng = random.Random(0)
+    chosen = sorted(keys)
+    rng.shuffle(chosen)
+    found: list[PseudoQuery] = []
+    for key in chosen:
+        if len(found) >= limit:
+            break
+        try:
+            stored = objects.get_json(key)
+        except Exception:  # a document removed since: skip it
+            continue
+        if not stored:
+            continue
+        chunk = chunk_from_dict(stored[rng.randrange(len(stored))])
+        text = pseudo_query_text(chunk.text, rng)
+        if text:
+            found.append(PseudoQuery(text=text, document_id=chunk.document_id))
+    return found
+
+
+# --- choosing the weights --------------------------------------------------------
+
+
+def reciprocal_rank(results: Sequence[QueryResult], document_id: str, cutoff: int = CUTOFF) -> float:
+    seen: list[str] = []
+    for result in results:
+        doc = result.document_id or next((e.document_id for e in result.evidence if e.document_id), None)
+        if doc is None or doc in seen:
+            continue
+        seen.append(doc)
+        if doc == document_id:
+            return 1.0 / len(seen)
+        if len(seen) >= cutoff:
+            break
+    return 0.0
+
+
+def _pair_weights(legs: Sequence[str], ratio: float) -> dict[str, float]:
+    # the stronger side keeps weight 1, so a ratio never inflates scores
+    return {legs[0]: min(1.0, 1.0 / ratio), legs[1]: min(1.0, ratio)}
+
+
+def choose_weights(
+    legs: Sequence[str],
+    answers: Sequence[Mapping[str, Sequence[QueryResult]]],
+    queries: Sequence[PseudoQuery],
+    rrf_k: float = DEFAULT_RRF_K,
+) -> Calibration:
+    """The weight pair with the best fused MRR over ``answers`` (one mapping leg -> results per query)."""
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / len(values) if values else 0.0
+
+    def fused_mrr(weights: Mapping[str, float]) -> float:
+        scores = []
+        for answer, query in zip(answers, queries):
+            fused = reciprocal_rank_fusion([RankedList(leg, answer[leg], weights[leg]) for leg in legs], rrf_k=rrf_k)
+            scores.append(reciprocal_rank(fused, query.document_id))
+        return mean(scores)
+
+    tried = [(fused_mrr(_pair_weights(legs, ratio)), -abs(math.log(ratio)), ratio) for ratio in RATIOS]
+    best_mrr, _, best_ratio = max(tried)
+    equal = next(mrr for mrr, _, ratio in tried if ratio == 1.0)
+    return Calibration(
+        weights=_pair_weights(legs, best_ratio),
+        pseudo_queries=len(queries),
+        leg_mrr={leg: mean([reciprocal_rank(a[leg], q.document_id) for a, q in zip(answers, queries)]) for leg in legs},
+        fused_mrr=best_mrr,
+        equal_weights_mrr=equal,
+    )
+
+
+def weights_metadata(weights: Mapping[str, float], calibration: Calibration | None, explicit: Any) -> dict[str, Any]:
+    """What a fusing mode reports about its weights: the weights, where they came from, the calibration."""
+    origin = "explicit" if explicit is not None else "calibrated" if calibration is not None else "default"
+    found: dict[str, Any] = {"weights": dict(weights), "weights_origin": origin}
+    if calibration is not None:
+        found["calibration"] = calibration.to_dict()
+    return found
+
+
+# --- running it once per build state ---------------------------------------------
+
+_memory: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Calibration | None]] = weakref.WeakKeyDictionary()
+_locks: weakref.WeakKeyDictionary[Any, dict[tuple[str, Any], asyncio.Lock]] = weakref.WeakKeyDictionary()
+
+
+def state_key(kb: Any) -> str:
+    """Identifies the committed build: its last run (ids, times) and the search assets it left."""
+    data = {"last_run": kb.run_record.last_run, "assets": kb.run_record.data.get("search_assets")}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _read_cache(path: Path, state: str, mode: str) -> Calibration | None | bool:
+    """The stored calibration (None: stored as "keep the defaults"), or False if there is none for this state."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if data.get("state") != state or mode not in data.get("modes", {}):
+        return False
+    entry = data["modes"][mode]
+    return None if entry is None else Calibration.from_dict(entry)
+
+
+def _write_cache(path: Path, state: str, mode: str, calibration: Calibration | None) -> None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("state") != state:
+            data = {}
+    except (OSError, ValueError):
+        data = {}
+    data = {"state": state, "modes": {**data.get("modes", {}), mode: None if calibration is None else calibration.to_dict()}}
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:  # a read-only knowledge base: calibrate again next time, it is only slower
+        log.info("could not keep the fusion calibration in %s", path)
+
+
+async def calibrated_weights(
+    context: QueryContext, mode: str, legs: Sequence[str], leg_options: Mapping[str, Mapping[str, Any]] | None = None
+) -> Calibration | None:
+    """This knowledge base's weights for fusing ``legs`` in ``mode``; None keeps the defaults (too little text).
+
+    Calibrated at the default ``rrf_k``: the best ratio barely moves with it, and one calibration serves all.
+    """
+    kb = context.knowledge_base
+    state = state_key(kb)
+    memory = _memory.setdefault(kb, {})
+    if (state, mode) in memory:
+        return memory[(state, mode)]
+    lock = _locks.setdefault(kb, {}).setdefault((mode, asyncio.get_running_loop()), asyncio.Lock())
+    async with lock:  # one calibration at a time per mode: concurrent first queries wait for it
+        if (state, mode) in memory:
+            return memory[(state, mode)]
+        cache = Path(kb.path) / CACHE_FILE
+        stored = _read_cache(cache, state, mode)
+        if stored is False:
+            stored = await _calibrate(context, mode, legs, leg_options or {})
+            _write_cache(cache, state, mode, stored)
+        memory[(state, mode)] = stored
+        return stored
+
+
+async def _calibrate(
+    context: QueryContext, mode: str, legs: Sequence[str], leg_options: Mapping[str, Mapping[str, Any]]
+) -> Calibration | None:
+    kb = context.knowledge_base
+    queries = await asyncio.to_thread(pseudo_queries, kb)
+    if len(queries) < MIN_DOCUMENTS:
+        return None
+    gate = asyncio.Semaphore(_CONCURRENCY)
+
+    async def answer(query: PseudoQuery) -> dict[str, Sequence[QueryResult]]:
+        # an untraced context of its own, on the caller's call stack (recursion is still refused)
+        request = QueryRequest(text=query.text, mode=mode, top_k=CANDIDATES, filters={}, options={}, trace=False)
+        own = QueryContext(kb, request, context.stack[:-1])
+        async with gate:
+            responses = await asyncio.gather(
+                *(own.query(query.text, mode=leg, top_k=CANDIDATES, options=dict(leg_options.get(leg, {}))) for leg in legs)
+            )
+        return {leg: response.results for leg, response in zip(legs, responses)}
+
+    answers = await asyncio.gather(*(answer(q) for q in queries))
+    calibration = choose_weights(legs, answers, queries)
+    log.info("fusion weights for %s calibrated on %d pseudo-queries: %s", mode, len(queries), calibration.to_dict())
+    return calibration

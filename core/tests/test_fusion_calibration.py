@@ -1,0 +1,59 @@
+"""Choosing fusion weights from pseudo-queries: the selection rule and the pseudo-queries themselves."""
+
+from __future__ import annotations
+
+import random
+
+from heta_framework.builtin.engines.calibration import (
+    PseudoQuery,
+    choose_weights,
+    pseudo_query_text,
+    reciprocal_rank,
+)
+from heta_framework.kb.search import QueryResult
+
+
+def hit(document_id: str) -> QueryResult:
+    return QueryResult(id=f"{document_id}#0", text="", score=1.0, kind="chunk", metadata={"document_id": document_id})
+
+
+def test_a_leg_that_finds_nothing_right_loses_its_weight():
+    queries = [PseudoQuery(text=f"q{i}", document_id=f"d{i}") for i in range(20)]
+    answers = []
+    for i in range(20):
+        # the strong leg has the answer first or second; the weak one has it at rank 9 or not at all
+        strong = [hit(f"d{i}"), hit("noise")] if i % 2 else [hit("noise"), hit(f"d{i}")]
+        weak = [hit(f"w{i}-{j}") for j in range(8)] + ([hit(f"d{i}")] if i % 3 == 0 else [])
+        answers.append({"weak_leg": weak, "strong_leg": strong})
+    calibration = choose_weights(("weak_leg", "strong_leg"), answers, queries)
+    assert calibration.weights["strong_leg"] == 1.0
+    assert calibration.weights["weak_leg"] <= 0.5  # the mildest down-weighting that fixes the order
+    assert calibration.leg_mrr["strong_leg"] == 0.75
+    # plain RRF lets the weak leg's confident noise push answers down; the chosen weights do not
+    assert calibration.fused_mrr >= calibration.leg_mrr["strong_leg"] > calibration.equal_weights_mrr
+
+
+def test_legs_of_equal_worth_keep_equal_weights():
+    queries = [PseudoQuery(text=f"q{i}", document_id=f"d{i}") for i in range(10)]
+    answers = [{"a": [hit(f"d{i}")], "b": [hit(f"d{i}")]} for i in range(10)]
+    calibration = choose_weights(("a", "b"), answers, queries)
+    assert calibration.weights == {"a": 1.0, "b": 1.0}  # every ratio ties: the spec's equal weights win ties
+
+
+def test_reciprocal_rank_counts_documents_once_and_reads_graph_evidence():
+    fact = QueryResult(id="relation:x", text="", score=1.0, kind="relation", evidence=(hit("d2"),))
+    results = [hit("d1"), hit("d1"), fact, hit("d3")]
+    assert reciprocal_rank(results, "d2") == 0.5  # d1 twice is one document; the fact stands for its evidence
+    assert reciprocal_rank(results, "d9") == 0.0
+
+
+def test_pseudo_queries_are_words_of_the_chunk_or_a_span_of_its_characters():
+    text = "Penicillin was discovered by Alexander Fleming in 1928 while he studied Staphylococcus bacteria."
+    query = pseudo_query_text(text, random.Random(0))
+    assert query == pseudo_query_text(text, random.Random(0))  # a fixed seed gives the same calibration
+    chosen = query.split()
+    assert 3 <= len(chosen) <= 6 and all(len(w) >= 4 and w in text.lower() for w in chosen)
+    chinese = "长江发源于青藏高原的唐古拉山脉，全长约六千三百公里，是亚洲第一长河。"
+    span = pseudo_query_text(chinese, random.Random(0))
+    assert len(span) == 10 and span in chinese
+    assert pseudo_query_text("a an of it", random.Random(0)) is None
