@@ -67,6 +67,11 @@ def full_text_recipe() -> Recipe:
 
 
 @pytest.fixture(scope="session")
+def every_leg_recipe_factory():
+    return every_leg_recipe
+
+
+@pytest.fixture(scope="session")
 def built_kb(tmp_path_factory) -> Path:
     """Built once per session; tests that write copy it (``kb_copy``)."""
     path = tmp_path_factory.mktemp("server") / "kb"

@@ -16,7 +16,7 @@ from typing import Any
 
 from fastapi import FastAPI, File, Form, UploadFile
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from heta_framework.cli.querying import mode_rows
 from heta_framework.kb import KnowledgeBase
 from heta_framework.kb.documents import SourceDocument
@@ -74,21 +74,21 @@ def create_app(kb: KnowledgeBase, config: ServerConfig | None = None, *, warm: b
         return {"modes": mode_rows(kb)}
 
     @app.post(f"{API}/query")
-    async def query(body: QueryBody) -> dict[str, Any]:
+    async def query(body: QueryBody) -> Response:
         options = {**body.options, **({"answer": True} if body.answer else {})}
         response = await kb.query(body.text, mode=body.mode, top_k=body.top_k, filters=body.filters, options=options, trace=body.trace)
-        return response.to_dict()
+        return _json(response.to_dict())
 
     @app.post(f"{API}/search")
-    async def search(body: SearchBody) -> dict[str, Any]:
+    async def search(body: SearchBody) -> Response:
         options = {name: getattr(body, name) for name in SEARCH_OPTIONS if getattr(body, name) is not None}
         response = await kb.query(body.query, mode=MEMORY_MODE, top_k=body.top_k, filters=body.filters, options=options)
-        return {
+        return _json({
             "results": [_memory_result(result) for result in response.results],
             "related": list(response.metadata.get("related", [])),
             "issues": response.issues,
             "ranking": response.metadata.get("ranking"),
-        }
+        })
 
     @app.get(f"{API}/documents")
     async def documents() -> dict[str, Any]:
@@ -164,6 +164,12 @@ def _remove(kb: KnowledgeBase, ids: list[str]) -> Any:
         return {"removed": [record.id for record in removed]}
 
     return work
+
+
+def _json(data: Any) -> Response:
+    """JSON as ``heta query --json`` prints it, skipping FastAPI's ``jsonable_encoder``, which walks every field
+    of every result again although ``to_dict()`` is JSON already."""
+    return Response(json.dumps(data, ensure_ascii=False, default=str), media_type="application/json")
 
 
 def _json_object(text: str | None) -> dict[str, Any]:
