@@ -46,9 +46,11 @@ STOPWORDS = frozenset(
 )
 
 # jieba POS tags that name things: n noun, nr person, ns place, nt organisation, nz other proper noun,
-# nrt/nrfg transliterated names, vn verbal noun, eng Latin-script words inside Chinese text.
+# nrt/nrfg transliterated names, eng Latin-script words inside Chinese text. Not vn (verbal nouns:
+# 制作, 讲究, 融合 are actions, not things).
 _CHINESE_TYPES = {"nr": "person", "nrt": "person", "nrfg": "person", "ns": "location", "nt": "organization", "nz": "named_entity"}
-_CHINESE_NOUN_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "vn", "eng"})
+_CHINESE_NOUN_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "eng"})
+_PROPER_TAGS = frozenset(_CHINESE_TYPES)
 
 
 @attrs.frozen
@@ -137,9 +139,32 @@ def _jieba_posseg():
     return jieba.posseg
 
 
+def _chinese_tag(word: str, tag: str, following: list[tuple[str, str]], known_tags: dict[str, str]) -> str | None:
+    """The tag ``word`` is taken with as a noun, or None when, in this sentence, it is no noun at all.
+
+    jieba's tags are a dictionary's, and its dictionary calls some verbs nouns
+    (发源, 现存, 流经 are "n"); its HMM guesses "nr" (person) for unknown words
+    (白茶). The words around settle it.
+    """
+    if tag not in _CHINESE_NOUN_TAGS or (tag == "eng" and len(word) < 2):
+        return None
+    if tag != "eng" and len(word) < 2:
+        return None  # one character (时, 条, 中) is a suffix or measure word, never a name on its own
+    if tag == "n" and following:
+        after = following[0][1]
+        if after == "p":  # 发源 于: a noun does not take a preposition's object, a verb does
+            return None
+        if after == "uj" and len(following) > 1 and following[1][1] in _PROPER_TAGS:
+            return None  # 现存 的 长城: an attribute of the name that follows, not a thing of its own
+    if tag == "nr" and word not in known_tags and known_tags.get(word[-1], "").startswith("n"):
+        return "n"  # an unknown word guessed a person, ending in a common noun (白茶: 茶): a thing
+    return tag
+
+
 def chinese_phrases(sentence: str) -> list[Phrase]:
     """Nouns (and runs of adjacent nouns, "海洋" + "生物") of one sentence with Chinese text."""
     posseg = _jieba_posseg()
+    known_tags = posseg.dt.word_tag_tab
     phrases: list[Phrase] = []
     run: list[tuple[str, str]] = []
 
@@ -155,13 +180,15 @@ def chinese_phrases(sentence: str) -> list[Phrase]:
         if len(name) >= 2:
             phrases.append(Phrase(name, "named_entity" if tags == ["eng"] * len(tags) and typed == "concept" else typed))
 
-    for pair in posseg.cut(sentence):
-        word, tag = pair.word.strip(), pair.flag
-        if word and tag in _CHINESE_NOUN_TAGS and (tag != "eng" or len(word) >= 2):
+    pairs = [(pair.word.strip(), pair.flag) for pair in posseg.cut(sentence)]
+    pairs = [(word, tag) for word, tag in pairs if word]
+    for position, (word, tag) in enumerate(pairs):
+        noun_tag = _chinese_tag(word, tag, pairs[position + 1 : position + 3], known_tags)
+        if noun_tag is not None:
             # a proper name stands alone: "上海" "市政府" should not fuse into one name with a person
-            if run and (tag in _CHINESE_TYPES) != (run[-1][1] in _CHINESE_TYPES):
+            if run and (noun_tag in _CHINESE_TYPES) != (run[-1][1] in _CHINESE_TYPES):
                 flush()
-            run.append((word, tag))
+            run.append((word, noun_tag))
             if len(run) >= 3:
                 flush()
         else:
