@@ -26,12 +26,21 @@ async def embed_texts(embedder: Any, texts: Sequence[str], *, context: Any = Non
     """
     started = time.perf_counter()
     distinct = list(dict.fromkeys(texts))
-    parts = [np.asarray(await embedder.embed(distinct[i : i + batch_size]), dtype=np.float32) for i in range(0, len(distinct), batch_size)]
-    dimension = getattr(embedder, "dimension", 0) or 0
-    if not parts:
-        return np.zeros((0, dimension), dtype=np.float32)
-    row_of = {text: row for row, text in enumerate(distinct)}
-    vectors = np.concatenate(parts)[[row_of[text] for text in texts]]
+    if not distinct:
+        return np.zeros((0, getattr(embedder, "dimension", 0) or 0), dtype=np.float32)
+    # one matrix filled batch by batch: no list of parts to concatenate (a copy of every vector at 10k chunks)
+    matrix: np.ndarray | None = None
+    for start in range(0, len(distinct), batch_size):
+        part = np.asarray(await embedder.embed(distinct[start : start + batch_size]), dtype=np.float32)
+        if matrix is None:
+            matrix = np.empty((len(distinct), part.shape[1]), dtype=np.float32)
+        matrix[start : start + len(part)] = part
+    assert matrix is not None
+    if len(distinct) == len(texts):
+        vectors = matrix  # every text distinct (most entity texts): already in order
+    else:
+        row_of = {text: row for row, text in enumerate(distinct)}
+        vectors = matrix[[row_of[text] for text in texts]]
     if context is not None:
         context.count("embedded_texts", len(distinct))
         context.count("embedding_ms", int((time.perf_counter() - started) * 1000))

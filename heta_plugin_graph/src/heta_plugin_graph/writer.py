@@ -150,6 +150,7 @@ async def _upsert_changed(context: Any, embedder: Any, collection: Any, texts: M
     parts = [np.stack([precomputed[i] for i in reuse])] if reuse else []
     if vectors is not None and len(vectors):
         parts.append(vectors)
-    matrix = np.concatenate(parts).astype(np.float32)
+    # float32 already: no astype copy, and one part (the usual case) is used as it is
+    matrix = parts[0] if len(parts) == 1 else np.concatenate(parts)
     await asyncio.to_thread(collection.upsert, ordered, matrix, [{**metadata_of(i), "text_hash": hashes[i]} for i in ordered])
     context.count(f"{label}_embedded", len(fresh))
