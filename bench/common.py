@@ -10,14 +10,14 @@ reads the same set): one copy of each.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
-from datetime import datetime, timezone
 import resource
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
-import inspect
+from datetime import datetime, timezone
 from pathlib import Path
 
 from heta_framework.evaluation import known_item_queries  # noqa: F401  (bench_modes imports it from here)

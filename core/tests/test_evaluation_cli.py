@@ -160,7 +160,7 @@ def test_a_killed_eval_resumes_without_redoing_finished_queries(tmp_path: Path, 
             pass  # the line being written when the process died
     assert 0 < len(finished) < total, len(finished)
 
-    rerun = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    rerun = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     report = json.loads(rerun.stdout)
     assert report["resumed"] == len(finished)

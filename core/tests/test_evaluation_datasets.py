@@ -8,8 +8,15 @@ from pathlib import Path
 import pytest
 from heta_framework.errors import EvaluationDataError
 from heta_framework.evaluation import (
-    detect_format, known_item_queries, load_beir, load_dataset, load_jsonl, load_multihop_rag, load_wikipedia,
-    load_wikipedia_articles, pseudo_queries,
+    detect_format,
+    known_item_queries,
+    load_beir,
+    load_dataset,
+    load_jsonl,
+    load_multihop_rag,
+    load_wikipedia,
+    load_wikipedia_articles,
+    pseudo_queries,
 )
 from heta_framework.evaluation.runner import GoldResolver
 

@@ -6,8 +6,20 @@ import math
 
 import pytest
 from heta_framework.evaluation.metrics import (
-    answer_metrics, average_precision_at_k, contains_answer, document_metrics, evidence_recall_at_k, exact_match,
-    latency_percentiles_ms, mean, mrr_at_k, ndcg_at_k, precision_at_k, ranked_documents, recall_at_k, token_f1,
+    answer_metrics,
+    average_precision_at_k,
+    contains_answer,
+    document_metrics,
+    evidence_recall_at_k,
+    exact_match,
+    latency_percentiles_ms,
+    mean,
+    mrr_at_k,
+    ndcg_at_k,
+    precision_at_k,
+    ranked_documents,
+    recall_at_k,
+    token_f1,
 )
 from heta_framework.evaluation.report import summarize
 

@@ -6,8 +6,16 @@ the same as ``heta eval``. See docs/evaluation.md.
 
 from heta_framework.evaluation.api import EvaluationResult, evaluate, prepare_knowledge_base, self_evaluation_set
 from heta_framework.evaluation.datasets import (
-    EvalQuery, EvalSet, detect_format, known_item_queries, load_beir, load_dataset, load_jsonl, load_multihop_rag,
-    load_wikipedia, load_wikipedia_articles,
+    EvalQuery,
+    EvalSet,
+    detect_format,
+    known_item_queries,
+    load_beir,
+    load_dataset,
+    load_jsonl,
+    load_multihop_rag,
+    load_wikipedia,
+    load_wikipedia_articles,
 )
 from heta_framework.evaluation.pseudo_queries import PseudoQuery, pseudo_queries
 from heta_framework.evaluation.report import ModeSummary, summarize

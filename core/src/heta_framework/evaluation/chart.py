@@ -22,7 +22,7 @@ def _pyplot():
     except ImportError:
         raise EvaluationError(f"Drawing the chart needs matplotlib: {INSTALL_HINT} (or pass --no-chart).") from None
     matplotlib.use("Agg")  # files only: no display, no GUI toolkit
-    import matplotlib.pyplot as pyplot
+    from matplotlib import pyplot
 
     return pyplot
 
