@@ -61,7 +61,7 @@ DEFAULT_PLUGINS = ("heta_framework.builtin.plugin",)
 def hook_registrars() -> dict[str, type[Registrar]]:
     """Hook name -> the registrar class its ``register`` parameter is annotated with (read from hookspecs)."""
     found: dict[str, type[Registrar]] = {}
-    for name in sorted(vars(hookspecs)):
+    for name in vars(hookspecs):  # definition order: steps first, as plugins list what they register
         function = getattr(hookspecs, name)
         if name.startswith("register_") and callable(function):
             found[name] = typing.get_type_hints(function)["register"]
