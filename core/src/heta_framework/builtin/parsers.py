@@ -136,7 +136,7 @@ def parse_docx(data: bytes, name: str) -> ParseResult:
 
 
 BUILTIN_PARSERS = (
-    DocumentParser("text", (".txt", ".md", ".markdown", ".rst", ".text", ".csv", ".log"), parse_text, "plain text and Markdown"),
+    DocumentParser("text", (".txt", ".md", ".markdown", ".rst", ".text", ".log"), parse_text, "plain text and Markdown"),
     DocumentParser("html", (".html", ".htm", ".xhtml"), parse_html, "HTML via BeautifulSoup"),
     DocumentParser("pdf", (".pdf",), parse_pdf, "PDF via pypdf, with page numbers"),
     DocumentParser("docx", (".docx",), parse_docx, "Word documents via python-docx"),

@@ -43,4 +43,4 @@ def register_stores(register):
 def register_parsers(register):
     for parser in BUILTIN_PARSERS:
         register(parser)
-    register(DELIMITED_PARSER)  # after the text parser, so .csv files are read as tables
+    register(DELIMITED_PARSER)
