@@ -16,7 +16,7 @@ then small keyword-only knowledge bases for the other analyzers (the default and
 bm25s's Chinese stop words). Also measured: py3langid's accuracy and speed on the
 articles, the detector behind ``analyzer = "auto"``.
 
-    python bench/bench_multilingual.py [--articles 2000] [--queries 300]
+    python bench/bench_multilingual.py [--articles 1000] [--queries 200] [--languages english french ...]
 
 Writes bench/results/multilingual.json.
 """
@@ -220,8 +220,8 @@ async def main_async(args) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--articles", type=int, default=2000)
-    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--articles", type=int, default=1000)
+    parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--languages", nargs="*", default=list(LANGUAGES), choices=list(LANGUAGES))
     args = parser.parse_args()
     started = time.perf_counter()

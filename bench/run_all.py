@@ -40,7 +40,7 @@ COMPONENTS = {
     "bench_fulltext.py": [],
     "bench_graph.py": ["--skip-offline"],
     "bench_big_document.py": [],
-    # English, French, Spanish (2,000 articles each) and the Chinese set: every analyzer, calibrated fusion, bm25s
+    # English, French, Spanish (1,000 articles each) and the Chinese set: every analyzer, calibrated fusion, bm25s
     "bench_multilingual.py": [],
 }
 

@@ -11,8 +11,12 @@ own text:
    shuffled order, or a span of characters for Chinese/Japanese text. The
    chunk's document is the known answer; no labels are needed.
 2. Each leg answers every pseudo-query once.
-3. Every weight ratio in ``RATIOS`` is tried on those answers; the one with the
-   best fused MRR@10 wins, ties going to the ratio closest to equal weights.
+3. Every weight ratio in ``RATIOS`` is tried on those answers. Of the ratios whose
+   fused MRR@10 is within ``TOLERANCE`` of the best, the one closest to equal
+   weights wins: 40 pseudo-queries cannot tell apart differences smaller than
+   that, and equal weights are the spec's. The ratios run from leaving the first
+   list out (0) to leaving the second out (infinity), so the fusion can always
+   do as well as its better list on the pseudo-queries.
 
 The result depends only on the committed build, so it is computed once per
 build state and kept in the knowledge-base folder (``fusion_calibration.json``,
@@ -45,8 +49,10 @@ from heta_framework.text.languages import has_cjk
 log = logging.getLogger(__name__)
 
 PSEUDO_QUERIES = 40
-#: weight of the second leg relative to the first; 1.0 is the spec's equal weighting
-RATIOS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0)
+#: weight of the second leg relative to the first; 1.0 is the spec's equal weighting, 0 and inf leave one out
+RATIOS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0, math.inf)
+#: fused MRR differences smaller than this are noise on PSEUDO_QUERIES queries
+TOLERANCE = 0.01
 CANDIDATES = 30
 CUTOFF = 10
 #: fewer documents than this and a calibration would be noise: the default weights stay
@@ -160,7 +166,11 @@ def reciprocal_rank(results: Sequence[QueryResult], document_id: str, cutoff: in
 
 def _pair_weights(legs: Sequence[str], ratio: float) -> dict[str, float]:
     # the stronger side keeps weight 1, so a ratio never inflates scores
-    return {legs[0]: min(1.0, 1.0 / ratio), legs[1]: min(1.0, ratio)}
+    return {legs[0]: 1.0 if ratio <= 1.0 else 1.0 / ratio, legs[1]: min(1.0, ratio)}
+
+
+def _distance_from_equal(ratio: float) -> float:
+    return math.inf if ratio in (0.0, math.inf) else abs(math.log(ratio))
 
 
 def choose_weights(
@@ -181,9 +191,10 @@ def choose_weights(
             scores.append(reciprocal_rank(fused, query.document_id))
         return mean(scores)
 
-    tried = [(fused_mrr(_pair_weights(legs, ratio)), -abs(math.log(ratio)), ratio) for ratio in RATIOS]
-    best_mrr, _, best_ratio = max(tried)
-    equal = next(mrr for mrr, _, ratio in tried if ratio == 1.0)
+    tried = {ratio: fused_mrr(_pair_weights(legs, ratio)) for ratio in RATIOS}
+    good_enough = [ratio for ratio, mrr in tried.items() if mrr >= max(tried.values()) - TOLERANCE]
+    best_ratio = min(good_enough, key=_distance_from_equal)
+    best_mrr, equal = tried[best_ratio], tried[1.0]
     return Calibration(
         weights=_pair_weights(legs, best_ratio),
         pseudo_queries=len(queries),
