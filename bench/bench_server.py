@@ -10,9 +10,9 @@
    (25; the issue asks for 60, shortened because the 2 cores are shared) of mixed modes:
    errors, p50/p95 per mode, requests per second. ``memory_search`` runs with
    ``update_access`` off, so the runs do not change each other's recency.
-5. The server stopped, the same mix for the same time through ``kb.query`` in this process,
-   with the same number of concurrent tasks: the in-process throughput the server is held to
-   (target: server >= 0.8x).
+5. The same mix for the same time through ``kb.query`` in this process, with the same number
+   of concurrent tasks: the in-process throughput the server is held to (target: server >= 0.8x).
+   The two take turns, A B B A, half the time each, so the shared machine's load drifts over both.
 
 Writes bench/results/server.json.
 
@@ -126,65 +126,85 @@ async def load(call, clients: int, seconds: float) -> dict:
         "errors": len(errors),
         "error_samples": errors[:5],
         "throughput_rps": round(total / elapsed, 2),
+        "_latencies": latencies,
+    }
+
+
+def merged(runs: list[dict]) -> dict:
+    """One ``load`` result from several segments: requests and seconds summed, percentiles over every latency."""
+    latencies: dict[str, list[float]] = {mode: [] for mode in MODES}
+    for run in runs:
+        for mode, values in run.pop("_latencies").items():
+            latencies[mode] += values
+    seconds = sum(r["seconds"] for r in runs)
+    total = sum(r["requests"] for r in runs)
+    return {
+        "seconds": round(seconds, 1),
+        "segments": len(runs),
+        "requests": total,
+        "errors": sum(r["errors"] for r in runs),
+        "error_samples": [e for r in runs for e in r["error_samples"]][:5],
+        "throughput_rps": round(total / seconds, 2) if seconds else 0.0,
+        "per_segment_rps": [r["throughput_rps"] for r in runs],
         "per_mode": {mode: {"requests": len(v), **(percentiles_ms(v) if v else {})} for mode, v in latencies.items()},
     }
 
 
-async def serve_phase(kb_path: Path, clients: int, seconds: float) -> dict:
+async def start_server(kb_path: Path) -> tuple[subprocess.Popen, str, dict]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     started = time.perf_counter()
     server = subprocess.Popen([HETA, "--kb", str(kb_path), "serve", "--port", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        async with httpx.AsyncClient(base_url=url, timeout=120) as probe:
-            while True:
-                try:
-                    if (await probe.get("/healthz")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if server.poll() is not None:
-                    raise RuntimeError(f"heta serve exited: {server.stderr.read().decode()[-800:]}")
-                await asyncio.sleep(0.05)
-            ready = time.perf_counter() - started
-            first_started = time.perf_counter()
-            first = await probe.post("/api/v1/query", json={"text": QUESTIONS[0], "mode": "vector_search"})
-            first.raise_for_status()
-            first_query = time.perf_counter() - first_started
-        connections = [httpx.AsyncClient(base_url=url, timeout=120) for _ in range(clients)]
-        counter = itertools.count()
-
-        async def call(mode: str, question: str) -> None:
-            client = connections[next(counter) % clients]
-            reply = await client.post("/api/v1/query", json={"text": question, "mode": mode, "top_k": 10, "options": options_for(mode)})
-            if reply.status_code != 200:
-                raise RuntimeError(f"HTTP {reply.status_code}: {reply.text[:200]}")
-
-        try:
-            result = await load(call, clients, seconds)
-        finally:
-            for connection in connections:
-                await connection.aclose()
-        return {"start_to_ready_s": round(ready, 2), "first_query_ms": round(first_query * 1000, 1), "load": result}
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
+    async with httpx.AsyncClient(base_url=url, timeout=120) as probe:
+        while True:
+            try:
+                if (await probe.get("/healthz")).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if server.poll() is not None:
+                raise RuntimeError(f"heta serve exited: {server.stderr.read().decode()[-800:]}")
+            await asyncio.sleep(0.05)
+        ready = time.perf_counter() - started
+        first_started = time.perf_counter()
+        first = await probe.post("/api/v1/query", json={"text": QUESTIONS[0], "mode": "vector_search"})
+        first.raise_for_status()
+        first_query = time.perf_counter() - first_started
+    return server, url, {"start_to_ready_s": round(ready, 2), "first_query_ms": round(first_query * 1000, 1)}
 
 
-async def in_process_phase(kb_path: Path, clients: int, seconds: float) -> dict:
+async def compare(kb_path: Path, clients: int, seconds: float) -> tuple[dict, dict]:
+    """Server and in-process runs in the order A B B A (half the time each), so a change in the shared
+    machine's load between the start and the end weighs on both alike."""
     from heta_framework.kb import KnowledgeBase
 
+    server, url, startup = await start_server(kb_path)
     kb = KnowledgeBase.load(kb_path)
+    connections = [httpx.AsyncClient(base_url=url, timeout=120) for _ in range(clients)]
+    counter = itertools.count()
+
+    async def over_http(mode: str, question: str) -> None:
+        client = connections[next(counter) % clients]
+        reply = await client.post("/api/v1/query", json={"text": question, "mode": mode, "top_k": 10, "options": options_for(mode)})
+        if reply.status_code != 200:
+            raise RuntimeError(f"HTTP {reply.status_code}: {reply.text[:200]}")
+
+    async def in_process(mode: str, question: str) -> None:
+        await kb.query(question, mode=mode, top_k=10, options=options_for(mode))
+
     try:
-        await kb.query(QUESTIONS[0], mode="vector_search")  # load the model, as the server does at start-up
-
-        async def call(mode: str, question: str) -> None:
-            await kb.query(question, mode=mode, top_k=10, options=options_for(mode))
-
-        return await load(call, clients, seconds)
+        await kb.query(QUESTIONS[0], mode="vector_search")  # load the model here too, as the server did at start-up
+        served, local = [], []
+        for runs, call in ((served, over_http), (local, in_process), (local, in_process), (served, over_http)):
+            runs.append(await load(call, clients, seconds / 2))
+        return {**startup, "load": merged(served)}, merged(local)
     finally:
+        for connection in connections:
+            await connection.aclose()
         kb.close()
+        server.terminate()
+        server.wait(timeout=60)
 
 
 def main() -> None:
@@ -203,8 +223,7 @@ def main() -> None:
         result["cli_per_call"] = {
             mode: percentiles_ms(cli_query_seconds(kb_path, mode, args.cli_runs)) for mode in ("vector_search", "full_text_search")
         }
-        result["server"] = asyncio.run(serve_phase(kb_path, args.clients, args.seconds))
-        result["in_process"] = asyncio.run(in_process_phase(kb_path, args.clients, args.seconds))
+        result["server"], result["in_process"] = asyncio.run(compare(kb_path, args.clients, args.seconds))
     served, local = result["server"]["load"]["throughput_rps"], result["in_process"]["throughput_rps"]
     result["throughput_ratio_server_vs_in_process"] = round(served / local, 3) if local else None
     result["machine_after"] = machine_load()
