@@ -69,6 +69,14 @@ class QueryEngineSuite:
         return [(r.id, r.score) for r in response.results]
 
     @staticmethod
+    def documents_of(result: Any) -> set[str]:
+        """The documents a result comes from: its own ``document_id``, or a graph fact's ``document_ids`` and evidence."""
+        found = {result.metadata["document_id"]} if "document_id" in result.metadata else set()
+        found.update(result.metadata.get("document_ids", ()))
+        found.update(e.metadata["document_id"] for e in result.evidence if "document_id" in e.metadata)
+        return found
+
+    @staticmethod
     def assert_same_ranking(got: list[tuple[str, float]], expected: list[tuple[str, float]]) -> None:
         """Same ids in the same order; scores equal up to float noise (a model may batch concurrent queries)."""
         assert [i for i, _ in got] == [i for i, _ in expected]
@@ -93,7 +101,7 @@ class QueryEngineSuite:
         assert isinstance(response, QueryResponse)
         assert response.metadata.get("mode") == self.mode
         assert response.results, response.issues
-        assert response.results[0].metadata.get("document_id") == document_id
+        assert document_id in self.documents_of(response.results[0])
         scores = [r.score for r in response.results]
         assert scores == sorted(scores, reverse=True)
         assert len({r.id for r in response.results}) == len(response.results)
@@ -109,7 +117,7 @@ class QueryEngineSuite:
     def test_filters_keep_only_matching_documents(self, kb):
         text, document_id = self.known_query
         only = self.query(kb, text, top_k=10, filters={"document_id": document_id})
-        assert only.results and all(r.metadata.get("document_id") == document_id for r in only.results)
+        assert only.results and all(document_id in self.documents_of(r) for r in only.results)
         listed = self.query(kb, text, top_k=10, filters={"document_id": [document_id, "no-such-document"]})
         self.assert_same_ranking(self.ranking(listed), self.ranking(only))
         assert self.query(kb, text, top_k=10, filters={"document_id": "no-such-document"}).results == ()
