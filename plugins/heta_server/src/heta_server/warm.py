@@ -27,6 +27,9 @@ async def warm_up(kb: Any) -> float:
         loader = getattr(client, "model", None)
         if callable(loader):
             await asyncio.to_thread(loader)
+            encode = getattr(client, "encode", None)
+            if callable(encode):  # torch's first forward pass is slow too: pay it here, not in a user's query
+                await asyncio.to_thread(encode, ["warm-up"])
     seconds = time.perf_counter() - started
     log.info("models ready in %.1f s", seconds)
     return seconds
