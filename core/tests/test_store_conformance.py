@@ -18,3 +18,14 @@ class TestFolderObjects(ObjectStoreSuite):
     @pytest.fixture
     def store_factory(self):
         return lambda root: FolderObjectStore.open(None, root)
+
+
+def test_the_folder_writer_lock_satisfies_the_state_contract(tmp_path):
+    from heta_framework.kb.lock import WriterLock
+    from heta_framework.kb.state import WriterLockProtocol
+
+    lock = WriterLock(tmp_path, "build")
+    assert isinstance(lock, WriterLockProtocol)
+    with lock.acquire():
+        assert lock.held and lock.holder()["operation"] == "build"
+    assert not lock.held
