@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from heta_framework.common.models import RerankModel
 from heta_framework.testing.conformance import RerankClientSuite
 from heta_framework.testing.http import rerank_body
-from heta_plugin_rerank import CohereRerankClient
 from heta_plugin_rerank.local_reranker import LocalCrossEncoderReranker
+
+from heta_plugin_rerank import CohereRerankClient
 
 
 def _words(text: str) -> set[str]:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
-
 import heta_plugin_local
-import heta_plugin_vector
+import pytest
 from heta_framework.kb import KnowledgeBase, SourceDocument
 from heta_framework.testing import make_registry
 from heta_framework.testing.conformance import QueryEngineSuite, VectorStoreSuite
+
+import heta_plugin_vector
 from heta_plugin_vector import FaissStoreConfig, FaissVectorStore, VectorSearchEngine
 
 

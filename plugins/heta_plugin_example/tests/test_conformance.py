@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+import heta_plugin_example
 import pytest
-
 from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument
 from heta_framework.testing import make_registry
 from heta_framework.testing.conformance import QueryEngineSuite
-
-import heta_plugin_example
 from heta_plugin_example import TitleSearchEngine
 
 RECIPE = """
