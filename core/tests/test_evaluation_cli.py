@@ -101,9 +101,11 @@ def test_eval_self_on_an_existing_knowledge_base(tmp_path: Path, recipes: list[s
     report = json.loads(run("--kb", kb, "eval", "self", "--queries", "15", "--mode", "sql_text_search", "--out", str(tmp_path / "out"), "--no-chart", "--json"))
     (result,) = report["results"]
     assert (result["recipe"], result["mode"], result["queries"]) == ("kb", "sql_text_search", 15)
-    # a sentence copied from a document finds that document nearly always with full-text search
-    assert result["metrics"]["mrr@10"] > 0.8
-    assert result["metrics"]["evidence_recall@10"] > 0.8
+    # the fusion calibration's pseudo-queries: some of a chunk's own words find its document most of the time
+    assert result["metrics"]["mrr@10"] > 0.5
+    rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    catalog = json.loads((Path(kb) / "catalog.json").read_text())
+    assert all(document_id in catalog for row in rows for document_id in row["ranking"])
     assert not (tmp_path / "out" / "chart.png").exists()
 
 

@@ -16,7 +16,6 @@ from heta_framework.evaluation import (
     load_multihop_rag,
     load_wikipedia,
     load_wikipedia_articles,
-    pseudo_queries,
 )
 from heta_framework.evaluation.runner import GoldResolver
 
@@ -139,18 +138,3 @@ def test_gold_names_resolve_to_document_ids():
     assert resolver.relevance(EvalQuery(id="2", text="q", relevance={"whale.md": 1})) == {"h1": 1.0, "h2": 1.0}
     assert resolver.relevance(EvalQuery(id="3", text="q", relevance={"nowhere.md": 1})) == {"nowhere.md": 1.0}
     assert resolver.unmatched == {"nowhere.md"}
-
-
-def test_pseudo_queries_pick_a_distinctive_sentence_of_each_sampled_chunk():
-    chunks = [
-        ("doc-a", "See also. Octopuses have three hearts and blue copper-based blood. The end."),
-        ("doc-b", "See also. Mangroves grow in salty coastal water between the tides. The end."),
-        ("doc-c", "Too short."),
-    ]
-    found = pseudo_queries(chunks, count=10, seed=0)
-    assert sorted((q.document_id, q.text) for q in found) == [
-        ("doc-a", "Octopuses have three hearts and blue copper-based blood"),
-        ("doc-b", "Mangroves grow in salty coastal water between the tides"),
-    ]
-    assert pseudo_queries(chunks, count=1, seed=0) == pseudo_queries(chunks, count=1, seed=0)
-    assert len(pseudo_queries(chunks, count=1)) == 1

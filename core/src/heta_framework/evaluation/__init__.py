@@ -17,11 +17,10 @@ from heta_framework.evaluation.datasets import (
     load_wikipedia,
     load_wikipedia_articles,
 )
-from heta_framework.evaluation.pseudo_queries import PseudoQuery, pseudo_queries
 from heta_framework.evaluation.report import ModeSummary, summarize
 
 __all__ = [
-    "EvalQuery", "EvalSet", "EvaluationResult", "ModeSummary", "PseudoQuery", "detect_format", "evaluate", "known_item_queries",
+    "EvalQuery", "EvalSet", "EvaluationResult", "ModeSummary", "detect_format", "evaluate", "known_item_queries",
     "load_beir", "load_dataset", "load_jsonl", "load_multihop_rag", "load_wikipedia", "load_wikipedia_articles",
-    "prepare_knowledge_base", "pseudo_queries", "self_evaluation_set", "summarize",
+    "prepare_knowledge_base", "self_evaluation_set", "summarize",
 ]

@@ -15,8 +15,7 @@ import attrs
 
 from heta_framework.errors import EvaluationError
 from heta_framework.evaluation.chart import CHART_FILE, draw_chart
-from heta_framework.evaluation.datasets import EvalSet
-from heta_framework.evaluation.pseudo_queries import as_eval_set, knowledge_base_chunks, pseudo_queries
+from heta_framework.evaluation.datasets import EvalQuery, EvalSet
 from heta_framework.evaluation.report import ModeSummary, report_dict, summarize, write_summary
 from heta_framework.evaluation.runner import RESULTS_FILE, Target, run_evaluation
 from heta_framework.kb.context import ProgressFactory, no_progress
@@ -56,12 +55,22 @@ async def prepare_knowledge_base(folder: Path, recipe: Any, documents: Sequence[
     return kb
 
 
-def self_evaluation_set(kb: Any, count: int = 200, seed: int = 0) -> EvalSet:
-    """Pseudo-queries from ``kb``'s own chunks (see :mod:`heta_framework.evaluation.pseudo_queries`)."""
-    chunks = knowledge_base_chunks(kb)
-    if not chunks:
-        raise EvaluationError(f"{kb.path} has no chunks to make pseudo-queries from. Build it first (heta build PATH).")
-    return as_eval_set(pseudo_queries(chunks, count=count, seed=seed))
+def self_evaluation_set(kb: Any, count: int = 200) -> EvalSet:
+    """Pseudo-queries from ``kb``'s own chunks: the ones the fusion calibration makes (one per sampled document).
+
+    One implementation for both (heta_framework.builtin.engines.calibration.pseudo_queries): some of a
+    chunk's longer words, shuffled (a character span for Chinese or Japanese text); its document is the answer.
+    """
+    from heta_framework.builtin.engines.calibration import MIN_DOCUMENTS, pseudo_queries
+
+    found = pseudo_queries(kb, limit=count)
+    if not found:
+        raise EvaluationError(
+            f"{kb.path} has too few chunks to make pseudo-queries from (at least {MIN_DOCUMENTS} documents are needed). "
+            "Build more documents into it (heta build PATH), or give a labelled set."
+        )
+    queries = [EvalQuery(id=f"pseudo-{number}", text=q.text, relevance={q.document_id: 1.0}) for number, q in enumerate(found)]
+    return EvalSet(name="self", queries=queries)
 
 
 async def evaluate(
