@@ -25,6 +25,7 @@ import faiss
 import numpy as np
 from heta_framework.errors import KnowledgeBaseError
 from heta_framework.kb.atomic import read_json, write_json_atomic
+from heta_framework.kb.lock import may_change_stores
 from heta_framework.kb.stores import VectorHit
 
 from heta_plugin_vector import indexes
@@ -39,8 +40,9 @@ _HNSW_REBUILD_SHARE = 0.2
 class FaissCollection:
     """Satisfies ``VectorCollectionProtocol``. Thread-safe: one lock per collection."""
 
-    def __init__(self, folder: Path, name: str, config: FaissStoreConfig, dimension: int | None = None):
+    def __init__(self, folder: Path, name: str, config: FaissStoreConfig, dimension: int | None = None, kb_root: Path | None = None):
         self.folder = folder
+        self._kb_root = kb_root
         self._name = name
         self._config = config
         self._lock = threading.RLock()
@@ -175,9 +177,13 @@ class FaissCollection:
 
     # --- store-facing --------------------------------------------------------------------
 
+    def _may_write(self) -> bool:
+        # inside a knowledge base, only its writer (or anyone while no writer runs) touches the files
+        return self._kb_root is None or may_change_stores(self._kb_root)
+
     def flush(self) -> None:
         with self._lock:
-            if not self._dirty:
+            if not self._dirty or not self._may_write():
                 return
             indexes.write_index_atomic(self._index, self.folder / "index.faiss")
             self._manifest["current_index"] = self.index_kind
@@ -208,6 +214,12 @@ class FaissCollection:
         in_table = self._records.all_keys()
         orphan_vectors = np.setdiff1d(in_index, in_table, assume_unique=False)
         orphan_records = np.setdiff1d(in_table, in_index, assume_unique=False)
+        if not self._may_write():
+            # another process is writing: the mismatch may be that writer between its two writes,
+            # not crash damage, so repair nothing on disk; only hide vectors without a record from this view
+            if len(orphan_vectors):
+                self._remove_keys(orphan_vectors)
+            return
         if len(orphan_records):
             self._records.delete_keys(orphan_records.tolist())
         if len(orphan_vectors):

@@ -43,9 +43,9 @@ class FaissVectorStore:
             if existing is not None:
                 if dimension is not None and int(dimension) != existing.dimension:
                     # let the constructor raise its explanatory message
-                    FaissCollection(existing.folder, name, self.config, dimension)
+                    FaissCollection(existing.folder, name, self.config, dimension, kb_root=self._kb_root)
                 return existing
-            opened = FaissCollection(self.root / name, name, self.config, dimension)
+            opened = FaissCollection(self.root / name, name, self.config, dimension, kb_root=self._kb_root)
             self._collections[name] = opened
             return opened
 
@@ -58,7 +58,7 @@ class FaissVectorStore:
         with self._lock:
             opened = self._collections.pop(name, None)
             if opened is None and (self.root / name).exists():
-                opened = FaissCollection(self.root / name, name, self.config)
+                opened = FaissCollection(self.root / name, name, self.config, kb_root=self._kb_root)
             if opened is not None:
                 opened.destroy()
 

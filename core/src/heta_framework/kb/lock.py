@@ -29,6 +29,46 @@ log = logging.getLogger(__name__)
 LOCK_FILE = "writer.lock"
 #: how often a waiting writer tries the lock again
 POLL_SECONDS = 0.1
+#: even without ``wait``, a writer tries this long: a reader's probe (``another_writer_holds``)
+#: holds a shared lock for microseconds and must not make a writer fail
+MIN_WAIT_SECONDS = 0.25
+#: knowledge-base folders whose writer lock this process holds (resolved path -> how many holders)
+_HELD: dict[str, int] = {}
+
+
+def holds_writer_lock(kb_path: Path | str) -> bool:
+    """Whether this process is the writer of ``kb_path`` right now.
+
+    Stores ask before repairing what a crash left half written (a vector without its metadata
+    row, say): in a reader that state may be another process's write in progress, not damage.
+    """
+    return _HELD.get(os.path.realpath(kb_path), 0) > 0
+
+
+def another_writer_holds(kb_path: Path | str) -> bool:
+    """Whether a writer other than this process holds ``kb_path``'s lock right now (a flock probe,
+    so a killed writer's leftover record does not count)."""
+    if holds_writer_lock(kb_path):
+        return False
+    try:
+        fd = os.open(Path(kb_path) / LOCK_FILE, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def may_change_stores(kb_path: Path | str) -> bool:
+    """Whether this process may write store files of ``kb_path`` outside a step (repairs at open,
+    flush on close): it is the writer, or no writer is running anywhere."""
+    return holds_writer_lock(kb_path) or not another_writer_holds(kb_path)
 
 
 def _describe(holder: dict[str, Any]) -> str:
@@ -82,6 +122,8 @@ class WriterLock:
             os.close(fd)
             return False
         self._fd = fd
+        key = os.path.realpath(self.path.parent)
+        _HELD[key] = _HELD.get(key, 0) + 1
         previous = _read_record(fd)
         if previous:
             # we hold the flock, so whoever wrote this record is gone without releasing it
@@ -103,7 +145,7 @@ class WriterLock:
         )
 
     def acquire(self, wait: float | None = None) -> WriterLock:
-        deadline = time.monotonic() + (wait or 0)
+        deadline = time.monotonic() + max(wait or 0, MIN_WAIT_SECONDS)
         while not self._try():
             if time.monotonic() >= deadline:
                 raise self._locked_error(wait)
@@ -112,7 +154,7 @@ class WriterLock:
 
     async def acquire_async(self, wait: float | None = None) -> WriterLock:
         """As ``acquire``, but waits without blocking the event loop."""
-        deadline = time.monotonic() + (wait or 0)
+        deadline = time.monotonic() + max(wait or 0, MIN_WAIT_SECONDS)
         while not self._try():
             if time.monotonic() >= deadline:
                 raise self._locked_error(wait)
@@ -123,6 +165,10 @@ class WriterLock:
         fd, self._fd = self._fd, None
         if fd is None:
             return
+        key = os.path.realpath(self.path.parent)
+        _HELD[key] = _HELD.get(key, 1) - 1
+        if _HELD[key] <= 0:
+            del _HELD[key]
         try:
             os.ftruncate(fd, 0)  # an empty record means "released properly"
             fcntl.flock(fd, fcntl.LOCK_UN)
@@ -169,13 +215,5 @@ def _read_record(fd: int) -> dict[str, Any]:
 
 
 def writer_active(kb_path: Path) -> bool:
-    """Best guess whether a writer is running now (for readers deciding if an error is retryable).
-
-    It reads the record, so a killed writer on another host looks active; on this host a dead pid does not.
-    """
-    holder = WriterLock(kb_path, "probe").holder()
-    if not holder:
-        return False
-    if holder.get("host") == socket.gethostname():
-        return _pid_alive(int(holder.get("pid", 0)))
-    return True
+    """Whether another writer is running now (for a reader deciding whether an error is retryable)."""
+    return another_writer_holds(kb_path)
