@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DISTS  := $(patsubst %/pyproject.toml,%,$(wildcard core/pyproject.toml heta_plugin_*/pyproject.toml plugins/*/pyproject.toml))
 STAMP  := $(VENV)/.installed
 # optional extras that make and test install with every distribution (users pick their own)
-EXTRAS_core := [documents]
+EXTRAS_core := [documents,eval]
 EXTRAS_plugins/heta_plugin_fulltext := [chinese,tantivy]
 DIST_SPECS := $(foreach d,$(DISTS),-e "./$(d)$(EXTRAS_$(d))")
 
