@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import pytest
-from heta_framework.kb.lock import WriterLock
 
 from heta_server.config import ServerConfig
 
@@ -101,14 +102,28 @@ def test_a_second_write_while_a_build_runs_is_refused_and_queries_keep_working(w
 
 
 def test_a_write_while_another_process_holds_the_writer_lock_is_a_409(writable):
-    lock = WriterLock(writable.kb.path, "built").acquire()  # what a `heta build` in another process holds
+    # a real second process holds the lock, as a `heta build` would
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(writable.kb.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
+        assert holder.stdout.readline().strip() == "held"
         with writable.client() as client:
             reply = client.post("/api/v1/documents", json={"documents": [{"id": "x", "text": "x"}]})
     finally:
-        lock.release()
+        holder.communicate("release\n", timeout=30)
     assert reply.status_code == 409
     assert reply.json()["error"]["code"] == "KnowledgeBaseLockedError"
     with writable.client() as client:
         later = client.post("/api/v1/documents", json={"documents": [{"id": "x", "text": "x"}]})
         assert wait_for(client, later.json()["job"])["status"] == "done"
+
+
+HOLD_LOCK = """
+import sys
+from heta_framework.kb.lock import WriterLock
+lock = WriterLock(sys.argv[1], "built").acquire()
+print("held", flush=True)
+sys.stdin.readline()
+lock.release()
+"""
