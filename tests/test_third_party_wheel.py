@@ -183,10 +183,10 @@ def test_installed_wheel_is_found_through_its_entry_point(venv, tmp_path):
     assert "editable_project_location" not in installed["heta-plugin-example"]
     assert not {"faiss-cpu", "whoosh-reloaded", "openai", "cohere", "torch"} & set(installed)
 
-    plugins = run([str(venv / "bin" / "heta"), "plugins", "--strict"], tmp_path)
-    row = next(line for line in plugins.splitlines() if "heta-plugin-example" in line)
-    assert "index_titles" in row
-    assert "title_search" in plugins
+    plugins = json.loads(run([str(venv / "bin" / "heta"), "plugins", "--strict", "--json"], tmp_path))
+    [example] = [p for p in plugins["plugins"] if p["distribution"] == "heta-plugin-example"]
+    assert example["registers"] == {"steps": ["index_titles"], "query_engines": ["title_search"]}
+    assert plugins["failed"] == []
 
 
 def test_title_search_appears_only_with_its_step_and_answers(venv, tmp_path):
