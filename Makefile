@@ -15,6 +15,7 @@ DIST_SPECS := $(foreach d,$(DISTS),-e "./$(d)$(EXTRAS_$(d))")
 install: $(STAMP)
 
 $(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(DISTS))
+	bash scripts/system_packages.sh
 	$(PYTHON) -m venv $(VENV)
 	# torch first, pinned: 2.13.0 is a CPU build on this machine's disk; an unpinned torch pulls gigabytes of CUDA.
 	$(BIN)/pip install --quiet torch==2.13.0

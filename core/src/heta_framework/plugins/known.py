@@ -24,6 +24,7 @@ KNOWN_PROVIDERS: dict[str, str] = {
     "vector_search": _VECTOR,
     "full_text_search": _FULLTEXT,
     "heta_graph_search": _GRAPH,
+    "memory_search": "heta-server",
     "chunk_vector_index": f"{_VECTOR} (step index_vectors)",
     "chunk_full_text_index": f"{_FULLTEXT} (step index_full_text)",
     "chunk_text_index": "heta-core (step persist_chunks)",
