@@ -309,9 +309,9 @@ class KnowledgeBase:
 
     def _begin_write(self, lock: WriterLock) -> WriterLock:
         # a writer that waited (or was opened before another build) must start from what is on disk,
-        # or it would write its stale in-memory stores over the other writer's work; stores opened
-        # before the lock were opened as a reader's (they repaired nothing), so reopen them too
-        self._reload_if_changed(always=True)
+        # or it would write its stale in-memory stores over the other writer's work. Stores opened
+        # while that other writer ran repaired nothing; its commit changed the stamp, so they reopen.
+        self._reload_if_changed()
         self._writing = True
         return lock
 

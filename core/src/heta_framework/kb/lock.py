@@ -46,10 +46,8 @@ def holds_writer_lock(kb_path: Path | str) -> bool:
 
 
 def another_writer_holds(kb_path: Path | str) -> bool:
-    """Whether a writer other than this process holds ``kb_path``'s lock right now (a flock probe,
-    so a killed writer's leftover record does not count)."""
-    if holds_writer_lock(kb_path):
-        return False
+    """Whether a writer holds ``kb_path``'s lock right now: another process, or another lock object
+    of this one (a flock probe, so a killed writer's leftover record does not count)."""
     try:
         fd = os.open(Path(kb_path) / LOCK_FILE, os.O_RDONLY)
     except FileNotFoundError:
