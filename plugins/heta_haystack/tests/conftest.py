@@ -1,4 +1,4 @@
-"""A small real knowledge base (core's SQL recipe: parse, split, persist chunks) built once per module."""
+"""A small real knowledge base (heta_framework.testing.sample_kb: core's SQL recipe) built once per module."""
 
 from __future__ import annotations
 
@@ -7,39 +7,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument
-from heta_framework.plugins.registry import PluginRegistry
-
-TEXTS = {
-    "fleming": ("medicine", "Penicillin was discovered by Alexander Fleming in 1928, when a mould killed the bacteria on a culture plate."),
-    "whales": ("ocean", "Humpback whales sing long songs that carry across the ocean; penicillin plays no part in their lives."),
-    "steam": ("engineering", "A steam engine burns coal to boil water, and the steam pushes a piston back and forth."),
-    "coral": ("ocean", "Coral reefs are built by tiny animals and shelter a quarter of all the fish in the ocean."),
-}
-SQL_RECIPE = {"steps": [{"step": "parse_documents"}, {"step": "split_documents"}, {"step": "persist_chunks"}]}
-
-
-def build(path: Path, recipe: Mapping[str, Any]) -> Path:
-    """Build the documents of ``TEXTS`` into a new knowledge base at ``path`` with ``recipe``, and close it."""
-    registry = PluginRegistry.from_entry_points(strict=True)
-    kb = KnowledgeBase.create(path, Recipe.from_dict(dict(recipe), registry), registry=registry)
-    kb.sync.build([SourceDocument(text=text, id=doc_id, metadata={"topic": topic}) for doc_id, (topic, text) in TEXTS.items()])
-    kb.close()
-    return path
+from heta_framework.testing.sample_kb import SAMPLE_TEXTS, SQL_RECIPE, build_sample_kb
 
 
 @pytest.fixture(scope="session")
 def build_knowledge_base() -> Callable[[Path, Mapping[str, Any]], Path]:
-    return build
+    return build_sample_kb
 
 
 @pytest.fixture(scope="module")
 def kb_path(tmp_path_factory) -> Path:
     """The folder of a built knowledge base; each test opens it itself, as a user would."""
-    return build(tmp_path_factory.mktemp("heta") / "kb", SQL_RECIPE)
+    return build_sample_kb(tmp_path_factory.mktemp("heta") / "kb", SQL_RECIPE)
 
 
 @pytest.fixture(scope="session")
 def texts() -> dict[str, tuple[str, str]]:
     """document id -> (topic, text) of the knowledge base's documents."""
-    return TEXTS
+    return SAMPLE_TEXTS
