@@ -20,6 +20,9 @@ import logging
 import re
 import threading
 from collections.abc import Iterator
+from typing import Any
+
+import attrs
 
 from heta_plugin_fulltext.extras import check_available, require
 
@@ -39,6 +42,11 @@ def check_analyzer(name: str) -> str:
     if name == "chinese":
         check_available("jieba", "chinese", 'The analyzer "chinese"')
     return name
+
+
+def analyzer_field(default: str = "english") -> Any:
+    """The ``analyzer`` option of every text store config, checked when the recipe is read."""
+    return attrs.field(default=default, validator=lambda _instance, _attribute, value: check_analyzer(value))
 
 
 _jieba_lock = threading.Lock()

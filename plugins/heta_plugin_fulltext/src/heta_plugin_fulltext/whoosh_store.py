@@ -22,7 +22,7 @@ from whoosh.scoring import BM25F
 
 from heta_framework.kb.documents import Chunk
 
-from heta_plugin_fulltext.analyzers import check_analyzer
+from heta_plugin_fulltext.analyzers import analyzer_field
 from heta_plugin_fulltext.manifest import settle_manifest
 from heta_plugin_fulltext.prepared import PreparedText, is_prepared
 from heta_plugin_fulltext.records import TERM_SEPARATOR, chunk_from_record, chunk_record, filter_groups, filter_terms
@@ -31,16 +31,12 @@ from heta_plugin_fulltext.whoosh_analysis import whoosh_analyzer
 BACKEND = "whoosh"
 
 
-def _analyzer_name(instance: Any, attribute: attrs.Attribute, value: str) -> None:
-    check_analyzer(value)
-
-
 @attrs.frozen
 class WhooshStoreConfig:
     """``[stores.text] type = "whoosh"`` options. ``k1``/``b`` are the BM25F parameters."""
 
     path: str = "text_index"
-    analyzer: str = attrs.field(default="english", validator=_analyzer_name)
+    analyzer: str = analyzer_field()
     k1: float = 1.2
     b: float = 0.75
     memory_mb: int = 256
