@@ -8,8 +8,8 @@ import heta_plugin_sheets
 import openpyxl
 import pytest
 from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
-from heta_framework.kb import KnowledgeBase, Recipe
 from heta_framework.builtin.steps.parse import parsed_key
+from heta_framework.kb import KnowledgeBase, Recipe
 from heta_framework.testing import make_registry
 from heta_plugin_sheets.parsers import parse_ods, parse_xlsx
 

@@ -12,7 +12,6 @@ import click
 from heta_framework.cli.common import open_kb
 from heta_framework.cli.output import UserError, emit_json, print_plain, table
 
-
 WAIT_HELP = "If another process is writing to the knowledge base, wait up to this many seconds (default: fail at once)."
 
 
