@@ -283,6 +283,13 @@ class SQLiteGraphStore:
         with self._lock:
             return {r[0] for r in self._db.execute("SELECT DISTINCT document_id FROM evidence")}
 
+    def fact_types(self) -> dict[str, dict[str, int]]:
+        with self._lock:
+            return {
+                kind: dict(self._db.execute(f"SELECT type, COUNT(*) FROM {table} GROUP BY type ORDER BY type").fetchall())
+                for kind, table in (("entity", "entities"), ("relation", "relations"))  # table names are constants
+            }
+
     def counts(self) -> dict[str, int]:
         with self._lock:
             return {

@@ -154,7 +154,7 @@ class GraphStore(Protocol):
       fact no other chunk supports; a relation goes with either endpoint. A
       surviving entity whose description came only from a deleted chunk takes the
       longest description its remaining evidence gives.
-    - Readers (``get_*``, ``relations_touching``, ``evidence``) return what they
+    - Readers (``get_*``, ``relations_touching``, ``evidence``, ``fact_types``) return what they
       find among the ids asked for; missing ids are simply absent. Any string is a
       valid id (values are parameters, never spliced into queries).
     - ``flush`` makes writes durable (a no-op when every call commits);
@@ -186,6 +186,13 @@ class GraphStore(Protocol):
         ...
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]: ...
+
+    def fact_types(self) -> dict[FactKind, dict[str, int]]:
+        """How many stored facts have each type: ``{"entity": {type: n}, "relation": {type: n}}``.
+
+        The graph's vocabulary of labels (LightRAG's offline high-level keywords match against it).
+        """
+        ...
 
     def counts(self) -> dict[str, int]:
         """Rows per kind: ``{"entities", "relations", "evidence", "chunks"}`` (recorded in the build's artifacts)."""
