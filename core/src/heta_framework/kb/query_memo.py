@@ -11,6 +11,7 @@ rebuilt index or a changed model is never answered with stale work.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -47,3 +48,33 @@ class QueryMemo:
                 raise
             pending.set_result(vectors[0])
         return await asyncio.shield(pending)
+
+    async def embed_many(self, client: Any, texts: Sequence[str]) -> list[Any]:
+        """The vectors of ``texts``, in order; the ones not yet computed in this request go to the model in one call.
+
+        A mode that searches with several texts (LightRAG: the query and its two
+        keyword lists) pays one model call, and a base mode it calls later
+        (``vector_search`` on the query) finds its vector here.
+        """
+        model = str(getattr(client, "model_name", id(client)))
+        missing = [text for text in dict.fromkeys(texts) if (model, text) not in self._embeddings]
+        if missing:
+            loop = asyncio.get_running_loop()
+            futures = {text: loop.create_future() for text in missing}
+            for text, future in futures.items():
+                self._embeddings[(model, text)] = future
+            self.embedding_calls += 1
+            try:
+                vectors = await client.embed(missing)
+            except BaseException as exc:
+                for text, future in futures.items():
+                    del self._embeddings[(model, text)]
+                    if isinstance(exc, asyncio.CancelledError):
+                        future.cancel()
+                    else:
+                        future.set_exception(exc)
+                        future.exception()  # retrieved: a failure nobody else awaited is not logged as unhandled
+                raise
+            for text, vector in zip(missing, vectors):
+                futures[text].set_result(vector)
+        return [await asyncio.shield(self._embeddings[(model, text)]) for text in texts]

@@ -1,0 +1,44 @@
+"""QueryMemo.embed_many: several texts, one model call, shared with embed() in the same request."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+from heta_framework.kb.query_memo import QueryMemo
+
+
+class CountingEmbedder:
+    model_name = "counting/test"
+
+    def __init__(self, fail: bool = False):
+        self.calls: list[list[str]] = []
+        self.fail = fail
+
+    async def embed(self, texts):
+        self.calls.append(list(texts))
+        await asyncio.sleep(0)
+        if self.fail:
+            raise ConnectionError("embedding server went away")
+        return np.array([[float(len(t)), float(sum(map(ord, t)) % 97)] for t in texts], dtype=np.float32)
+
+
+async def test_one_call_for_the_missing_texts_and_none_for_a_later_single_text():
+    memo, client = QueryMemo(), CountingEmbedder()
+    vectors = await memo.embed_many(client, ["query", "low keywords", "query", "high keywords"])
+    assert client.calls == [["query", "low keywords", "high keywords"]]
+    assert np.array_equal(vectors[0], vectors[2]) and vectors[1][0] == len("low keywords")
+    single = await memo.embed(client, "low keywords")  # vector_search later in the same request
+    assert np.array_equal(single, vectors[1]) and len(client.calls) == 1
+    await memo.embed_many(client, ["query", "other"])
+    assert client.calls[-1] == ["other"] and memo.embedding_calls == 2
+
+
+async def test_a_failure_reaches_the_caller_and_is_not_remembered():
+    memo, failing = QueryMemo(), CountingEmbedder(fail=True)
+    with pytest.raises(ConnectionError):
+        await memo.embed_many(failing, ["a", "b"])
+    failing.fail = False
+    assert len(await memo.embed_many(failing, ["a", "b"])) == 2
+    assert failing.calls == [["a", "b"], ["a", "b"]]
