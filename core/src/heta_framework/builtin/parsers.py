@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+from heta_framework.builtin.embedded_tables import docx_table_rows, is_data_table, replace_html_tables, table_label, table_text
 from heta_framework.kb.documents import DocumentParseError, DocumentParser, PageSpan, ParseResult
 
 
@@ -92,10 +93,14 @@ def parse_html(data: bytes, name: str) -> ParseResult:
     for tag in soup(["script", "style", "noscript", "template"]):
         tag.decompose()
     title = soup.title.get_text(strip=True) if soup.title else ""
+    tables = replace_html_tables(soup)  # each row one line naming its columns, not a run of cells
     text = soup.get_text("\n")
     lines = [line.strip() for line in text.splitlines()]
     cleaned = "\n".join(line for line in lines if line)
-    return ParseResult(text=cleaned, metadata={"title": title} if title else {}, warnings=warnings)
+    metadata: dict[str, object] = {"title": title} if title else {}
+    if tables:
+        metadata["tables"] = tables
+    return ParseResult(text=cleaned, metadata=metadata, warnings=warnings)
 
 
 def parse_pdf(data: bytes, name: str) -> ParseResult:
@@ -128,16 +133,26 @@ def parse_docx(data: bytes, name: str) -> ParseResult:
         document = docx.Document(io.BytesIO(data))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise DocumentParseError(f"python-docx could not read this Word file: {exc}") from exc
-    paragraphs = [p.text for p in document.paragraphs if p.text.strip()]
-    for table in document.tables:
-        for row in table.rows:
-            paragraphs.append(" | ".join(cell.text.strip() for cell in row.cells))
-    return ParseResult(text="\n\n".join(paragraphs))
+    from docx.table import Table
+
+    blocks: list[str] = []
+    tables = 0
+    for block in document.iter_inner_content():  # paragraphs and tables in reading order
+        if isinstance(block, Table):
+            rows = docx_table_rows(block)
+            if is_data_table(rows):
+                tables += 1
+                blocks.append(table_text(rows, table_label("", tables)))
+            else:  # a one-row or one-column table is layout: its cells are paragraphs
+                blocks.extend(cell for row in rows for cell in row if cell)
+        elif block.text.strip():
+            blocks.append(block.text)
+    return ParseResult(text="\n\n".join(blocks), metadata={"tables": tables} if tables else {})
 
 
 BUILTIN_PARSERS = (
     DocumentParser("text", (".txt", ".md", ".markdown", ".rst", ".text", ".log"), parse_text, "plain text and Markdown"),
-    DocumentParser("html", (".html", ".htm", ".xhtml"), parse_html, "HTML via BeautifulSoup"),
+    DocumentParser("html", (".html", ".htm", ".xhtml"), parse_html, "HTML via BeautifulSoup; tables as rows with their header"),
     DocumentParser("pdf", (".pdf",), parse_pdf, "PDF via pypdf, with page numbers"),
-    DocumentParser("docx", (".docx",), parse_docx, "Word documents via python-docx"),
+    DocumentParser("docx", (".docx",), parse_docx, "Word documents via python-docx; tables as rows with their header"),
 )
