@@ -43,6 +43,15 @@ def _span(cell: Any, attribute: str) -> int:
         return 1
 
 
+def _fill_carried(cells: list[str], carried: dict[int, tuple[str, int]]) -> None:
+    """Put the text of rowspan cells from rows above into the columns they still cover."""
+    while len(cells) in carried:
+        text, left = carried.pop(len(cells))
+        if left > 1:
+            carried[len(cells)] = (text, left - 1)
+        cells.append(text)
+
+
 def html_table_rows(table: Any) -> list[list[str]]:
     """The grid of a BeautifulSoup ``<table>`` (not of tables nested in it).
 
@@ -55,16 +64,8 @@ def html_table_rows(table: Any) -> list[list[str]]:
         if tr.find_parent("table") is not table:
             continue
         cells: list[str] = []
-
-        def fill_carried() -> None:
-            while len(cells) in carried:
-                text, left = carried.pop(len(cells))
-                if left > 1:
-                    carried[len(cells)] = (text, left - 1)
-                cells.append(text)
-
         for cell in tr.find_all(["td", "th"], recursive=False):
-            fill_carried()
+            _fill_carried(cells, carried)
             text = cell_text(cell.get_text(" "))
             down = _span(cell, "rowspan")
             for column in range(_span(cell, "colspan")):
@@ -72,7 +73,7 @@ def html_table_rows(table: Any) -> list[list[str]]:
                 if down > 1:
                     carried[len(cells)] = (value, down - 1)
                 cells.append(value)
-        fill_carried()
+        _fill_carried(cells, carried)
         rows.append(cells)
     return rows
 
