@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from heta_framework.builtin.embedded_tables import docx_table_rows, is_data_table, replace_html_tables, table_label, table_text
-from heta_framework.kb.documents import DocumentParseError, DocumentParser, PageSpan, ParseResult
+from heta_framework.kb.documents import DocumentParseError, DocumentParser, PageImage, PageSpan, ParseResult
 
 
 class BinaryDocumentError(DocumentParseError):
@@ -111,9 +111,15 @@ def parse_pdf(data: bytes, name: str) -> ParseResult:
         reader = PdfReader(io.BytesIO(data))
         pieces: list[str] = []
         pages: list[PageSpan] = []
+        images: list[PageImage] = []
+        warnings: list[tuple[str, str]] = []
         offset = 0
         for number, page in enumerate(reader.pages, start=1):
             text = (page.extract_text() or "").strip()
+            if not text:  # a scanned page: its text is in the page's image, for a vision model or OCR
+                image = _page_scan(page, number, warnings)
+                if image is not None:
+                    images.append(image)
             if pieces:
                 pieces.append("\n\n")
                 offset += 2
@@ -122,7 +128,26 @@ def parse_pdf(data: bytes, name: str) -> ParseResult:
             offset += len(text)
     except (PyPdfError, ValueError, KeyError, TypeError) as exc:
         raise DocumentParseError(f"pypdf could not read this PDF: {exc}") from exc
-    return ParseResult(text="".join(pieces), pages=tuple(pages), metadata={"page_count": len(pages)})
+    return ParseResult(
+        text="".join(pieces), pages=tuple(pages), metadata={"page_count": len(pages)}, images=tuple(images), warnings=tuple(warnings)
+    )
+
+
+_IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
+
+
+def _page_scan(page, number: int, warnings: list[tuple[str, str]]) -> PageImage | None:
+    """The largest image of a page with no text layer (the scan), as PNG or JPEG bytes; ``None`` if it has none."""
+    try:
+        found = [(len(image.data), image) for image in page.images]
+    except Exception as exc:  # pypdf decodes image filters through Pillow; a missing codec loses this page only
+        warnings.append(("page_image_unreadable", f"page {number} has no text layer and its image could not be decoded ({type(exc).__name__}: {exc})"))
+        return None
+    if not found:
+        return None
+    image = max(found, key=lambda pair: pair[0])[1]
+    suffix = "." + image.name.rsplit(".", 1)[-1].lower() if "." in image.name else ".png"
+    return PageImage(page=number, data=image.data, media_type=_IMAGE_TYPES.get(suffix, "image/png"))
 
 
 def parse_docx(data: bytes, name: str) -> ParseResult:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from heta_framework.builtin.delimited import DELIMITED_PARSER
+from heta_framework.builtin.image_files import IMAGE_PARSER
 from heta_framework.builtin.engines.hybrid import HybridSearchEngine
 from heta_framework.builtin.engines.multihop import MultihopSearchEngine
 from heta_framework.builtin.engines.rerank import RerankSearchEngine
@@ -44,3 +45,4 @@ def register_parsers(register):
     for parser in BUILTIN_PARSERS:
         register(parser)
     register(DELIMITED_PARSER)
+    register(IMAGE_PARSER)

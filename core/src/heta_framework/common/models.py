@@ -15,7 +15,7 @@ import attrs
 
 from heta_framework.common.secrets import Secret
 
-ModelKind = Literal["embedding", "language", "reranker"]
+ModelKind = Literal["embedding", "language", "reranker", "vision"]
 
 
 def _to_secret(value: Secret | str | None) -> Secret | None:
@@ -80,7 +80,15 @@ class RerankModel(_ModelConfig):
     kind: str = attrs.field(init=False, default="reranker")
 
 
-AnyModel = EmbeddingModel | LanguageModel | RerankModel
+@attrs.frozen
+class VisionModel(_ModelConfig):
+    """A model that reads images (``VisionClient``), e.g. ``VisionModel(model_name="openai/gpt-4o-mini")``:
+    ParseDocuments has it describe or transcribe image files and PDF pages without a text layer."""
+
+    kind: str = attrs.field(init=False, default="vision")
+
+
+AnyModel = EmbeddingModel | LanguageModel | RerankModel | VisionModel
 
 
 # --- what providers build ---------------------------------------------------------
@@ -128,6 +136,21 @@ class LanguageClient(Protocol):
         max_tokens: int | None = None,
     ) -> Completion:
         """Answer the conversation; with ``json_schema`` the server is asked for JSON of that shape."""
+        ...
+
+
+@runtime_checkable
+class VisionClient(Protocol):
+    """Reads one image: its text transcribed, or what it shows described (``models.vision``).
+
+    A language client whose model also accepts images may offer ``read_image`` too, with
+    ``accepts_images`` true; ParseDocuments then uses it when the recipe has no vision model.
+    """
+
+    model_name: str
+
+    async def read_image(self, image: bytes, media_type: str, instruction: str) -> Completion:
+        """``image`` is the file's bytes (``media_type`` such as ``image/png``); answer as plain text."""
         ...
 
 

@@ -189,6 +189,18 @@ class ParseResult:
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_dict)
     #: (code, message) pairs: problems the parser worked around (text kept with replacement characters)
     warnings: tuple[tuple[str, str], ...] = ()
+    #: pages whose text is only in an image (an image file, a scanned PDF page): ParseDocuments has
+    #: a vision model or OCR read them and puts their text in at their page
+    images: tuple[PageImage, ...] = ()
+
+
+@attrs.frozen
+class PageImage:
+    """The image of one page, for a vision model or OCR to read."""
+
+    page: int
+    data: bytes = attrs.field(repr=lambda data: f"<{len(data)} bytes>")
+    media_type: str = "image/png"
 
 
 class DocumentParseError(Exception):

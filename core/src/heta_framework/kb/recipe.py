@@ -20,7 +20,7 @@ import attrs
 import cattrs
 import tomli_w
 
-from heta_framework.common.models import EmbeddingModel, LanguageModel, RerankModel, _ModelConfig
+from heta_framework.common.models import EmbeddingModel, LanguageModel, RerankModel, VisionModel, _ModelConfig
 from heta_framework.common.secrets import Secret
 from heta_framework.common.validators import OptionValueError, is_number, is_whole_number
 from heta_framework.errors import RecipeError, UnknownNameError
@@ -28,7 +28,7 @@ from heta_framework.errors import RecipeError, UnknownNameError
 if TYPE_CHECKING:
     from heta_framework.plugins.registry import PluginRegistry
 
-_MODEL_TYPES = {"embedding": EmbeddingModel, "language": LanguageModel, "reranker": RerankModel}
+_MODEL_TYPES = {"embedding": EmbeddingModel, "language": LanguageModel, "reranker": RerankModel, "vision": VisionModel}
 
 
 def _dict(value: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -42,6 +42,8 @@ class KnowledgeModels:
     language: LanguageModel | None = None
     embedding: EmbeddingModel | None = None
     reranker: RerankModel | None = None
+    #: reads images and scanned PDF pages (ParseDocuments); see docs/concepts.md
+    vision: VisionModel | None = None
     named: Mapping[str, Mapping[str, _ModelConfig]] = attrs.field(factory=dict, converter=_dict)
 
     def components(self) -> dict[str, _ModelConfig]:

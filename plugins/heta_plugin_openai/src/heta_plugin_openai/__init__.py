@@ -21,16 +21,18 @@ def create_client(config):
     """Build the client for ``config`` without touching the network."""
     if config.kind == "language":
         return OpenAILanguageClient(config)
+    if config.kind == "vision":  # the same chat completions, asked with an image part (read_image)
+        return OpenAILanguageClient(config)
     if config.kind == "embedding":
         return OpenAIEmbeddingClient(config)
-    raise ValueError(f"heta-plugin-openai serves language and embedding models, not {config.kind!r} ({config.model_name})")
+    raise ValueError(f"heta-plugin-openai serves language, vision and embedding models, not {config.kind!r} ({config.model_name})")
 
 
 PROVIDER = ModelProvider(
     name="openai",
-    kinds=frozenset({"embedding", "language"}),
+    kinds=frozenset({"embedding", "language", "vision"}),
     create=create_client,
-    description="OpenAI or any OpenAI-compatible server (set base_url): chat completions and embeddings",
+    description="OpenAI or any OpenAI-compatible server (set base_url): chat completions, embeddings, image reading",
 )
 
 

@@ -93,6 +93,35 @@ class OpenAILanguageClient:
             completion_tokens=(usage.completion_tokens or 0) if usage else 0,
         )
 
+    @property
+    def accepts_images(self) -> bool:
+        return self.options.accepts_images
+
+    async def read_image(self, image: bytes, media_type: str, instruction: str) -> Completion:
+        """One chat completion whose user message carries ``instruction`` and the image as a base64 data URL."""
+        import base64
+
+        url = f"data:{media_type};base64,{base64.b64encode(image).decode('ascii')}"
+        content = [{"type": "text", "text": instruction}, {"type": "image_url", "image_url": {"url": url}}]
+        request: dict[str, Any] = {"model": self.config.model, "temperature": self.options.temperature or 0.0}
+        if self.options.max_tokens is not None:
+            request[self.options.max_tokens_param] = self.options.max_tokens
+        if self.options.extra_body:
+            request["extra_body"] = dict(self.options.extra_body)
+
+        async def create(client: openai.AsyncOpenAI) -> Any:
+            response = await client.chat.completions.create(messages=[{"role": "user", "content": content}], **request)
+            return require_fields(response, ChatCompletion, ("choices",))
+
+        response = await self.connection.call("image reading", create)
+        text = (response.choices[0].message.content or "") if response.choices else ""
+        usage = response.usage
+        return Completion(
+            text=text,
+            prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+        )
+
     async def aclose(self) -> None:
         await self.connection.aclose()
 

@@ -38,6 +38,10 @@ class OpenAIOptions(RemoteCallOptions):
     #: the request field that carries max_tokens; newer OpenAI models want max_completion_tokens
     max_tokens_param: str = attrs.field(default="max_tokens", validator=attrs.validators.in_(MAX_TOKENS_PARAMS))
 
+    #: the language model also reads images (chat completions with an image part): ParseDocuments may
+    #: use it for image files and scanned PDF pages when the recipe has no models.vision
+    accepts_images: bool = attrs.field(default=False, validator=boolean)
+
     # embedding
     #: texts per embeddings request
     batch_size: int = attrs.field(default=128, validator=positive_count)

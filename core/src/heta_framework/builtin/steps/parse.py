@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 import attrs
 
 from heta_framework.builtin.parsers import BinaryDocumentError, ParserDependencyError
-from heta_framework.common.validators import number
+from heta_framework.builtin.image_reading import find_image_reader, merge_page_texts, read_images
+from heta_framework.common.validators import number, positive_whole_number
 from heta_framework.kb.documents import document_key
 from heta_framework.kb.steps import (
     StepCapabilities,
@@ -20,6 +21,18 @@ from heta_framework.kb.steps import (
 )
 
 PARSED_PREFIX = "parsed/"
+
+
+class _ImageReaderSlot:
+    """The build's image reader, looked up the first time a document has page images."""
+
+    def __init__(self) -> None:
+        self._looked, self._reader = False, None
+
+    def get(self, context: Any) -> Any:
+        if not self._looked:
+            self._looked, self._reader = True, find_image_reader(context)
+        return self._reader
 
 
 def parsed_key(document_id: str) -> str:
@@ -34,6 +47,10 @@ class ParseDocuments:
     Empty, binary, corrupt, unsupported or oversized documents become issues
     (``empty_document``, ``binary_document``, ``corrupt_document``,
     ``unsupported_document_type``, ``document_too_large``); the build goes on.
+    Image files and PDF pages with no text layer are read by the recipe's vision model
+    (or an OCR plugin), at most ``image_concurrency`` pages at once, answers cached by image
+    content; without one they are a ``needs_vision_model`` issue (``image_read_failed``,
+    ``image_text_empty`` when the model fails or finds nothing).
     Text that is not valid UTF-8 is kept and flagged (``invalid_utf8``: invalid bytes replaced
     with U+FFFD; ``encoding_guessed``: read in a guessed legacy encoding).
     A document already parsed with the same content is not parsed again.
@@ -42,6 +59,8 @@ class ParseDocuments:
     name: ClassVar[str] = "parse_documents"
 
     max_document_mb: float = attrs.field(default=100.0, validator=number(above=0))
+    #: page images of one document read at once by the vision model or OCR
+    image_concurrency: int = attrs.field(default=4, validator=positive_whole_number)
 
     @property
     def requirements(self) -> StepRequirements:
@@ -60,11 +79,14 @@ class ParseDocuments:
         keys: list[str] = []
         document_ids = context.get_artifact("document_ids")
         progress = context.progress("parse documents", len(document_ids))
+        images = _ImageReaderSlot()
         for document_id in document_ids:
             record = context.document(document_id)
             key = parsed_key(document_id)
             progress.advance()
-            if objects.exists(key) and objects.get_json(key).get("content_hash") == record.content_hash:
+            stored = objects.get_json(key) if objects.exists(key) else None
+            # a document with page images left unread (the vision model failed) is parsed again
+            if stored is not None and stored.get("content_hash") == record.content_hash and not stored.get("unread_pages"):
                 keys.append(key)
                 context.count("already_parsed")
                 continue
@@ -107,6 +129,11 @@ class ParseDocuments:
                 continue
             for code, message in result.warnings:
                 context.report(code, f"{where}: {message}.", subject=subject, action="kept_document", outcome="Indexed with the text as decoded.")
+            unread: list[int] = []
+            if result.images:
+                result, unread = await self._read_images(context, images, result, where, subject)
+                if not result.text.strip():
+                    continue  # the image issues above say why there is nothing to index
             if not result.text.strip():
                 context.report(
                     "empty_document", f"{where} has no text" + (" (a scanned PDF needs OCR first)" if parser.name == "pdf" else "") + ".",
@@ -122,12 +149,51 @@ class ParseDocuments:
                     "text": result.text,
                     "pages": [attrs.asdict(p) for p in result.pages],
                     "metadata": {"name": record.name, **dict(result.metadata), **dict(record.metadata)},
+                    "unread_pages": unread,
                 },
             )
             keys.append(key)
             context.count("documents_parsed")
         progress.close()
         context.set_artifact("parsed_document_keys", keys)
+
+    async def _read_images(self, context: Any, images: _ImageReaderSlot, result: Any, where: str, subject: tuple[str, str]) -> tuple[Any, list[int]]:
+        """``result`` with its page images read into text, and the pages left unread; every problem an issue."""
+        pages = [image.page for image in result.images]
+        reader = images.get(context)
+        if reader is None:
+            context.report(
+                "needs_vision_model",
+                f"{where}: page(s) {', '.join(map(str, pages))} are images with no text layer, and the recipe has no vision model.",
+                subject=subject, action="kept_document" if result.text.strip() else "skipped_document",
+                outcome="Those pages are not indexed. Add [models.vision] (an image-capable model, e.g. openai/gpt-4o-mini), "
+                "or install heta-plugin-ocr, then build again with --rebuild.",
+                details={"pages": ",".join(map(str, pages))},
+            )
+            return attrs.evolve(result, images=()), []
+        readings = await read_images(reader, context.get_component("stores.objects"), result.images, self.image_concurrency)
+        texts: dict[int, str] = {}
+        unread: list[int] = []
+        for reading in readings:
+            context.count("image_cache_hits" if reading.cached else "image_reads")
+            if reading.text is None:
+                unread.append(reading.page)
+                context.report(
+                    "image_read_failed", f"{where}: {reader.model_name} could not read page {reading.page}: {reading.error}",
+                    subject=subject, action="retry_document", outcome="The page is not indexed; the next build tries it again.",
+                    details={"page": reading.page},
+                )
+            elif not reading.text:
+                context.report(
+                    "image_text_empty", f"{where}: {reader.model_name} found no text in page {reading.page}.",
+                    subject=subject, action="kept_document", outcome="The page is not indexed.", details={"page": reading.page},
+                )
+            else:
+                texts[reading.page] = reading.text
+        if unread:
+            context.retry_document(subject[1])
+        merged = merge_page_texts(result, texts)
+        return attrs.evolve(merged, metadata={**merged.metadata, "image_reader": reader.model_name}), unread
 
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
         return StepCleanupPlan(paths=("objects/parsed",), description="parsed document text")
