@@ -279,6 +279,10 @@ class SQLiteGraphStore:
         rows = self._select("SELECT fact_kind, fact_id FROM evidence WHERE document_id IN ({marks})", document_ids)
         return {r[1] for r in rows if r[0] == "entity"}, {r[1] for r in rows if r[0] == "relation"}
 
+    def entity_ids(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT id FROM entities ORDER BY id")]
+
     def documents(self) -> set[str]:
         with self._lock:
             return {r[0] for r in self._db.execute("SELECT DISTINCT document_id FROM evidence")}

@@ -154,7 +154,7 @@ class GraphStore(Protocol):
       fact no other chunk supports; a relation goes with either endpoint. A
       surviving entity whose description came only from a deleted chunk takes the
       longest description its remaining evidence gives.
-    - Readers (``get_*``, ``relations_touching``, ``evidence``, ``fact_types``) return what they
+    - Readers (``get_*``, ``relations_touching``, ``evidence``, ``fact_types``, ``entity_ids``) return what they
       find among the ids asked for; missing ids are simply absent. Any string is a
       valid id (values are parameters, never spliced into queries).
     - ``flush`` makes writes durable (a no-op when every call commits);
@@ -186,6 +186,13 @@ class GraphStore(Protocol):
         ...
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]: ...
+
+    def entity_ids(self) -> list[str]:
+        """Every stored entity id, sorted: the whole graph, for steps that read all of it (community detection).
+
+        ``relations_touching(entity_ids())`` then gives every relation.
+        """
+        ...
 
     def fact_types(self) -> dict[FactKind, dict[str, int]]:
         """How many stored facts have each type: ``{"entity": {type: n}, "relation": {type: n}}``.

@@ -98,6 +98,7 @@ class GraphStoreSuite(StoreSuiteBase):
         assert store.get_chunks(["a:1"]) == {}
         assert store.counts() == {"entities": 0, "relations": 0, "evidence": 0, "chunks": 0}
         assert store.fact_types() == {"entity": {}, "relation": {}}
+        assert store.entity_ids() == []
         assert store.delete_documents(["a"]) == RemovedFacts()
 
     # --- writing and reading -------------------------------------------------------------
@@ -117,8 +118,10 @@ class GraphStoreSuite(StoreSuiteBase):
         assert store.get_chunks(["a:1"])["a:1"].metadata == {"source": "a"}
         assert store.counts() == {"entities": 3, "relations": 2, "evidence": 6, "chunks": 2}
         assert store.fact_types() == {"entity": {"company": 1, "person": 2}, "relation": {"knows": 1, "works_at": 1}}
+        assert store.entity_ids() == ["acme", "alice", "bob"]
         store.delete_documents(["b"])  # acme and bob-acme lose their only evidence: their types go with them
         assert store.fact_types() == {"entity": {"person": 2}, "relation": {"knows": 1}}
+        assert store.entity_ids() == ["alice", "bob"]
 
     def test_a_stored_entity_keeps_its_name_and_description(self, store):
         self.write(store, small_graph())
