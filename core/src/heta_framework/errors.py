@@ -94,6 +94,15 @@ class InvalidDocumentIdError(KnowledgeBaseError, ValueError):
     code = "invalid_document_id"
 
 
+class StoreConnectionError(HetaError):
+    """A server-backed store (PostgreSQL, Milvus, ...) cannot be reached or lost its connection.
+
+    The message names the server (host, port, database) but never a password, and says what to do.
+    """
+
+    code = "store_unavailable"
+
+
 class ModelError(HetaError):
     """A model provider could not be created or a model call failed for good."""
 
