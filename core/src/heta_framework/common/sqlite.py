@@ -8,6 +8,7 @@ while a build writes.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +35,56 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+class ReaderConnections:
+    """One read-only connection per thread to a WAL database, beside its writer connection.
+
+    A single connection shared behind a lock makes concurrent queries take turns;
+    with one connection per thread they run at once (WAL readers never block each
+    other or the writer, and sqlite3 releases the GIL while a statement runs).
+    ``query_only`` makes sure a reader never writes. A connection whose thread has
+    ended is closed when the next one opens, so short-lived threads leak nothing.
+    """
+
+    def __init__(self, path: Path):
+        self._path = path
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._by_thread: dict[threading.Thread, sqlite3.Connection] = {}
+        self._closed = False
+
+    def get(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is not None and not self._closed:
+            return db
+        with self._lock:
+            if self._closed:
+                raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+            for thread in [t for t in self._by_thread if not t.is_alive()]:
+                self._by_thread.pop(thread).close()
+            db = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA query_only=ON")
+            self._by_thread[threading.current_thread()] = db
+        self._local.db = db
+        return db
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for db in self._by_thread.values():
+                db.close()
+            self._by_thread.clear()
+
+
+@contextmanager
+def read_snapshot(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A read transaction: several statements see one committed state (WAL), none of a later write."""
+    db.execute("BEGIN")
+    try:
+        yield db
+    finally:
+        db.execute("COMMIT")
 
 
 def json_key_in(column: str, key: str, values: list) -> tuple[str, list]:

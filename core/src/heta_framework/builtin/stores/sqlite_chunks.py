@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from heta_framework.common.sqlite import json_key_in, open_database, transaction
+from heta_framework.common.sqlite import ReaderConnections, json_key_in, open_database, read_snapshot, transaction
 from heta_framework.builtin.stores.sqlite_fts import AUTO, STANDARD, check_sql_analyzer, fts_body, fts_match_expression, index_language, query_terms
 from heta_framework.kb.documents import Chunk
 
@@ -55,13 +55,20 @@ class SQLiteChunkStoreConfig:
 
 
 class SQLiteChunkStore:
-    """The default ``SQLStore``: every write call is one SQLite transaction."""
+    """The default ``SQLStore``: every write call is one SQLite transaction.
+
+    Writes go through one connection behind a lock. Reads use a connection of
+    their own per thread (WAL lets them run beside each other and beside the
+    writer, and sqlite3 releases the GIL while a statement runs), so concurrent
+    queries are not serialised on one connection.
+    """
 
     def __init__(self, path: Path, kb_root: Path | None = None, analyzer: str = STANDARD):
         self.path = path
         self._kb_root = kb_root
         self._lock = threading.Lock()
         self._db = open_database(path, _SCHEMA)
+        self._readers = ReaderConnections(path)
         self.analyzer = self._settle_analyzer(check_sql_analyzer(analyzer))
         self._languages: set[str] = set(json.loads(self._setting("languages") or "[]"))
 
@@ -71,14 +78,14 @@ class SQLiteChunkStore:
         return cls(kb_root / config.path, kb_root, config.analyzer)
 
     def _setting(self, key: str) -> str | None:
-        row = self._db.execute("SELECT value FROM fts_settings WHERE key = ?", (key,)).fetchone()
+        row = self._readers.get().execute("SELECT value FROM fts_settings WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
     def _settle_analyzer(self, configured: str) -> str:
         """The analyzer this file was built with (recorded by the first write), else the configured one."""
         recorded = self._setting("analyzer")
         if recorded is None:
-            has_rows = self._db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
+            has_rows = self._readers.get().execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
             # a file written before analyzers existed holds "standard" rows, whatever the config says now
             recorded = STANDARD if has_rows else configured
         if recorded != configured:
@@ -93,8 +100,7 @@ class SQLiteChunkStore:
         if self.analyzer == AUTO:
             # every language the index holds (read again: another process may have added one);
             # a query is too short to detect its language reliably
-            with self._lock:
-                self._languages = set(json.loads(self._setting("languages") or "[]"))
+            self._languages = set(json.loads(self._setting("languages") or "[]"))
             return [None if name == STANDARD else name for name in sorted(self._languages)] or [None]
         return [None if self.analyzer == STANDARD else self.analyzer]
 
@@ -111,6 +117,7 @@ class SQLiteChunkStore:
         """Nothing to do: every write call has committed before it returned."""
 
     def close(self) -> None:
+        self._readers.close()
         self._db.close()
 
     def upsert_chunks(self, chunks: Iterable[Chunk]) -> int:
@@ -149,16 +156,16 @@ class SQLiteChunkStore:
         return deleted
 
     def count(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        return self._readers.get().execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         found: dict[str, Chunk] = {}
-        with self._lock:
+        # one read transaction: every batch sees the same committed state
+        with read_snapshot(self._readers.get()) as db:
             for start in range(0, len(ids), 500):
                 batch = list(ids[start : start + 500])
                 marks = ",".join("?" * len(batch))
-                for row in self._db.execute(f"SELECT {_COLUMNS} FROM chunks WHERE id IN ({marks})", batch):
+                for row in db.execute(f"SELECT {_COLUMNS} FROM chunks WHERE id IN ({marks})", batch):
                     chunk = _row_to_chunk(row)
                     found[chunk.id] = chunk
         return found
@@ -173,8 +180,7 @@ class SQLiteChunkStore:
             " JOIN chunks ON chunks.rowid = chunks_fts.rowid"
             f" WHERE chunks_fts MATCH ? {where} ORDER BY rank LIMIT ?"
         )
-        with self._lock:
-            rows = self._db.execute(sql, [expression, *params, top_k]).fetchall()
+        rows = self._readers.get().execute(sql, [expression, *params, top_k]).fetchall()
         # bm25() is lower-is-better and negative; report a positive, higher-is-better score
         return [(_row_to_chunk(row[:-1]), -float(row[-1])) for row in rows]
 
