@@ -24,7 +24,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import known_item_queries, load_articles, machine_load, write_result  # noqa: E402
+from common import known_item_queries, load_articles, machine_load, write_result
 
 DEPTH = 30
 WIDTH = 8

@@ -12,6 +12,6 @@ The folder tree is the architecture:
 __version__ = "0.1.0"
 
 # before anything imports sqlite3: lets reader threads' SQLite statements run in parallel (see the module)
-from heta_framework.common.sqlite_threads import turn_off_memory_statistics as _turn_off_sqlite_memory_statistics  # noqa: E402
+from heta_framework.common.sqlite_threads import turn_off_memory_statistics as _turn_off_sqlite_memory_statistics
 
 _turn_off_sqlite_memory_statistics()

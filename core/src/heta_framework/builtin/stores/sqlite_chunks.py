@@ -18,8 +18,16 @@ from typing import Any
 
 import attrs
 
+from heta_framework.builtin.stores.sqlite_fts import (
+    AUTO,
+    STANDARD,
+    check_sql_analyzer,
+    fts_body,
+    fts_match_expression,
+    index_language,
+    query_terms,
+)
 from heta_framework.common.sqlite import ReaderConnections, json_key_in, open_database, read_snapshot, transaction
-from heta_framework.builtin.stores.sqlite_fts import AUTO, STANDARD, check_sql_analyzer, fts_body, fts_match_expression, index_language, query_terms
 from heta_framework.kb.documents import Chunk
 
 log = logging.getLogger(__name__)
