@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from heta_framework.plugins.hookspecs import hookimpl
 
+from heta_plugin_postgres.vector_store import VECTOR_STORE_TYPE
+
 
 @hookimpl
 def register_stores(register):
-    pass
+    register(VECTOR_STORE_TYPE)

@@ -23,7 +23,7 @@ class SQLStoreSuite(StoreSuiteBase):
         assert isinstance(store, SQLStore)
         store.upsert_chunks(numbered_chunks(2))
         store.flush()
-        assert_relative_inside(store.relative_paths(), kb_root)
+        assert_relative_inside(store.relative_paths(), kb_root, server_backed=self.server_backed)
 
     def test_empty_store(self, store):
         assert store.count() == 0

@@ -27,7 +27,7 @@ class TextIndexStoreSuite(StoreSuiteBase):
         assert isinstance(store.analyzer, str) and store.analyzer
         store.upsert(numbered_chunks(2))
         store.flush()
-        assert_relative_inside(store.relative_paths(), kb_root)
+        assert_relative_inside(store.relative_paths(), kb_root, server_backed=self.server_backed)
 
     def test_empty_index(self, store):
         assert store.count() == 0

@@ -63,7 +63,7 @@ class VectorStoreSuite(StoreSuiteBase):
     def test_relative_paths_are_inside_the_knowledge_base(self, store, kb_root):
         self.fill(store.collection("chunks", dimension=DIMENSION), 5)
         store.flush()
-        assert_relative_inside(store.relative_paths("chunks"), kb_root)
+        assert_relative_inside(store.relative_paths("chunks"), kb_root, server_backed=self.server_backed)
 
     # --- writing -----------------------------------------------------------------------
 
