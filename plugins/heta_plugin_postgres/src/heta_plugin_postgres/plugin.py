@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from heta_framework.plugins.hookspecs import hookimpl
 
+from heta_plugin_postgres.object_store import OBJECT_STORE_TYPE
 from heta_plugin_postgres.vector_store import VECTOR_STORE_TYPE
 
 
 @hookimpl
 def register_stores(register):
     register(VECTOR_STORE_TYPE)
+    register(OBJECT_STORE_TYPE)
