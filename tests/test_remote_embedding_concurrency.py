@@ -37,5 +37,5 @@ async def test_batches_in_flight_follow_the_bound_and_every_vector_is_cached(tmp
     assert step.stats["embedding_calls"] == 6 and step.stats["embedded_texts"] == 12
     assert server.max_in_flight == min(concurrency, 6)  # 12 chunks in batches of 2: six requests at most
     with sqlite3.connect(tmp_path / "kb" / "embeddings" / "cache.sqlite") as db:
-        assert db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 12
+        assert db.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 12  # the folder state's embeddings cache
     server.check()

@@ -1,88 +1,56 @@
-"""The persistent embedding cache: ``(model name, sha256(text)) -> float32 vector`` in SQLite.
+"""The persistent embedding cache: ``(model name, sha256(text)) -> float32 vector``.
 
 A rebuild, a resumed build or a document that comes back unchanged costs no
 embedding call for a text some earlier build already embedded with the same
-model. Vectors are stored as raw float32 bytes (never pickle).
+model. The vectors live in the knowledge base's ``embeddings`` cache
+(``CacheProtocol``: the folder's ``embeddings/cache.sqlite``, or a table on the
+server the recipe's ``[stores.state]`` names) as raw float32 bytes (never pickle).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
-from heta_framework.common.sqlite import open_database
+from heta_framework.kb.state import CacheProtocol
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS embeddings (
-    model TEXT NOT NULL,
-    text_hash TEXT NOT NULL,
-    dimension INTEGER NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (model, text_hash)
-) WITHOUT ROWID;
-"""
-_CHUNK = 30000
+CACHE_NAME = "embeddings"
+
+
+def _key(model: str, text_hash: str) -> str:
+    return f"{model}\x1f{text_hash}"
 
 
 class EmbeddingCache:
-    def __init__(self, path: Path):
-        self.path = path
-        self._lock = threading.Lock()
-        self._db = open_database(path, _SCHEMA)
+    """A typed view over one ``CacheProtocol``; the knowledge base's state owns (and closes) the cache."""
 
-    def close(self) -> None:
-        self._db.close()
+    def __init__(self, cache: CacheProtocol):
+        self._cache = cache
 
     def __enter__(self) -> EmbeddingCache:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        pass
 
     def known(self, model: str, text_hashes: Sequence[str]) -> set[str]:
         """The hashes among ``text_hashes`` that already have a vector for ``model``."""
-        found: set[str] = set()
-        with self._lock:
-            for start in range(0, len(text_hashes), _CHUNK):
-                part = list(text_hashes[start : start + _CHUNK])
-                marks = ",".join("?" * len(part))
-                rows = self._db.execute(
-                    f"SELECT text_hash FROM embeddings WHERE model = ? AND text_hash IN ({marks})", [model, *part]
-                )
-                found.update(r[0] for r in rows)
-        return found
+        return set(self.get_many(model, text_hashes))
 
     def get_many(self, model: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
-            for start in range(0, len(text_hashes), _CHUNK):
-                part = list(dict.fromkeys(text_hashes[start : start + _CHUNK]))
-                marks = ",".join("?" * len(part))
-                rows = self._db.execute(
-                    f"SELECT text_hash, vector FROM embeddings WHERE model = ? AND text_hash IN ({marks})", [model, *part]
-                )
-                for text_hash, blob in rows:
-                    found[text_hash] = np.frombuffer(blob, dtype=np.float32)
-        return found
+        found = self._cache.get_many([_key(model, h) for h in text_hashes])
+        prefix = len(model) + 1
+        return {key[prefix:]: np.frombuffer(blob, dtype=np.float32) for key, blob in found.items()}
 
     def put_many(self, model: str, text_hashes: Sequence[str], vectors: np.ndarray) -> None:
-        """Store one batch in one transaction, so an interrupted build keeps every finished batch."""
+        """Store one batch at once, so an interrupted build keeps every finished batch."""
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        rows = [(model, h, int(vectors.shape[1]), vectors[i].tobytes()) for i, h in enumerate(text_hashes)]
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO embeddings (model, text_hash, dimension, vector) VALUES (?, ?, ?, ?)", rows
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        self._cache.put_many({_key(model, h): vectors[i].tobytes() for i, h in enumerate(text_hashes)})
 
-    def dimension(self, model: str) -> int | None:
-        with self._lock:
-            row = self._db.execute("SELECT dimension FROM embeddings WHERE model = ? LIMIT 1", (model,)).fetchone()
-        return None if row is None else int(row[0])
+    def dimension(self, model: str, text_hashes: Sequence[str]) -> int | None:
+        """The dimension of ``model``'s vectors, read from the first of ``text_hashes`` that is cached."""
+        for text_hash in text_hashes:
+            found = self.get_many(model, [text_hash])
+            if found:
+                return int(next(iter(found.values())).shape[0])
+        return None

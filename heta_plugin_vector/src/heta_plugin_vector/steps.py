@@ -15,6 +15,7 @@ from heta_framework.kb.search import SearchAsset
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, model_ref, store_ref
 from heta_framework.kb.stores import ObjectStoreProtocol, VectorStoreProtocol
 
+#: where a folder knowledge base keeps the ``embeddings`` cache (``FolderState``: ``<name>/cache.sqlite``); a server state has no file
 CACHE_PATH = "embeddings/cache.sqlite"
 CHUNK_COLLECTION = "chunks"
 CHUNK_VECTOR_ASSET = SearchAsset(
@@ -61,7 +62,7 @@ class EmbedChunks:
         return StepCapabilities(artifacts=frozenset({"embeddings"}))
 
     async def run(self, context: Any) -> None:
-        from heta_plugin_vector.cache import EmbeddingCache
+        from heta_plugin_vector.cache import CACHE_NAME, EmbeddingCache
 
         client = context.get_component("models.embedding")
         objects: ObjectStoreProtocol = context.get_component("stores.objects")
@@ -76,7 +77,7 @@ class EmbedChunks:
                 )
                 continue
             texts.setdefault(content_hash(chunk.text), chunk.text)
-        with EmbeddingCache(context.root / CACHE_PATH) as cache:
+        with EmbeddingCache(context.cache(CACHE_NAME)) as cache:
             known = await asyncio.to_thread(cache.known, model, list(texts))
             missing = sorted((h for h in texts if h not in known), key=lambda h: len(texts[h]), reverse=True)
             context.count("cache_hits", len(texts) - len(missing))
@@ -105,7 +106,7 @@ class EmbedChunks:
                 raise
             finally:
                 progress.close()
-            dimension = (dimensions[0] if dimensions else None) or cache.dimension(model) or int(client.dimension)
+            dimension = (dimensions[0] if dimensions else None) or cache.dimension(model, list(known)[:1]) or int(client.dimension)
         context.set_artifact(
             "embeddings", {"model": model, "dimension": int(dimension), "cache": CACHE_PATH, "chunk_keys": chunk_keys}
         )
@@ -162,7 +163,7 @@ class IndexVectors:
         )
 
     async def run(self, context: Any) -> None:
-        from heta_plugin_vector.cache import EmbeddingCache
+        from heta_plugin_vector.cache import CACHE_NAME, EmbeddingCache
 
         embeddings = context.get_artifact("embeddings")
         model = embeddings["model"]
@@ -172,7 +173,7 @@ class IndexVectors:
         if context.document_ids:
             await asyncio.to_thread(collection.delete_where, {"document_id": list(context.document_ids)})
         indexed = 0
-        with EmbeddingCache(context.root / embeddings["cache"]) as cache:
+        with EmbeddingCache(context.cache(CACHE_NAME)) as cache:
             batch: list[Any] = []
 
             async def write(chunks: list[Any]) -> int:

@@ -13,6 +13,7 @@ from heta_framework.builtin.parsers import BUILTIN_PARSERS
 from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
 from heta_framework.builtin.stores.folder import FolderObjectStore, FolderStoreConfig
 from heta_framework.builtin.stores.sqlite_chunks import SQLiteChunkStore, SQLiteChunkStoreConfig
+from heta_framework.kb.folder_state import FolderState
 from heta_framework.kb.stores import StoreType
 from heta_framework.plugins.hookspecs import hookimpl
 
@@ -38,6 +39,8 @@ def register_query_engines(register):
 def register_stores(register):
     register(StoreType("folder", "objects", FolderObjectStore.open, FolderStoreConfig, default=True, description="a plain folder"))
     register(StoreType("sqlite", "sql", SQLiteChunkStore.open, SQLiteChunkStoreConfig, default=True, description="SQLite + FTS5"))
+    register(StoreType("folder", "state", FolderState.open, default=True,
+                       description="catalog, run record and caches as files in the knowledge-base folder; flock writer lock"))
 
 
 @hookimpl

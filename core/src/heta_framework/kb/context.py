@@ -99,6 +99,11 @@ class StepContext:
     def has_component(self, key: str) -> bool:
         return self.knowledge_base.has_component(key)
 
+    def cache(self, name: str) -> Any:
+        """The knowledge base's cache ``name`` (``CacheProtocol``: bytes by content-hash key), wherever
+        its state lives: the folder, or the server the recipe's ``[stores.state]`` names."""
+        return self.knowledge_base.state.cache(name)
+
     def report(
         self,
         code: str,

@@ -7,6 +7,10 @@ Folder layout::
     catalog.json       every document: id, source, content hash, state, file mtime and size
     removed.json       documents removed with delete_documents (a build does not bring them back)
     writer.lock        the writer lock (kb/lock.py): one build/remove/delete at a time, across processes
+
+The run record, catalog, removed documents, caches and writer lock are the
+knowledge base's state (``kb/state.py``): in the folder by default
+(``kb/folder_state.py``), or on a server when the recipe says ``[stores.state]``.
     objects/raw/       raw inputs (never deleted by cleanup)
     objects/parsed/    objects/chunks/   step outputs
     ...                store files (chunks.sqlite, vectors/, text_index/, graph.sqlite)
@@ -36,17 +40,17 @@ from heta_framework.errors import (
     RecipeValidationError,
     UnknownNameError,
 )
-from heta_framework.kb.atomic import read_json, write_json_atomic
 from heta_framework.kb.compact import CompactReport, compact_knowledge_base
 from heta_framework.kb.context import ProgressFactory, StepContext, no_progress
 from heta_framework.kb.documents import DocumentRecord, ParserSet, SourceDocument, content_hash, document_key
-from heta_framework.kb.lock import WriterLock, writer_active
+from heta_framework.kb.folder_state import CATALOG_FILE, RECORD_FILE, REMOVED_FILE
 from heta_framework.kb.query_memo import QueryMemo
 from heta_framework.kb.query_options import check_options
 from heta_framework.kb.recipe import KnowledgeModels, Recipe, expand_steps, validate_store_options
 from heta_framework.kb.record import BuildReport, RunRecord, StepReport, issue_to_dict
 from heta_framework.kb.runner import documents_to_retry, run_steps, step_key, validate_steps
 from heta_framework.kb.sources import SourceWalk, check_given_documents, raw_suffix
+from heta_framework.kb.state import KnowledgeBaseState, WriterLockProtocol
 from heta_framework.kb.steps import IssueResolution, IssueSubject, StepIssue
 from heta_framework.kb.sync import BackgroundLoop, SyncKnowledgeBase
 from heta_framework.kb.search import (
@@ -66,9 +70,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RECIPE_FILE = "recipe.toml"
-RECORD_FILE = "run_record.json"
-CATALOG_FILE = "catalog.json"
-REMOVED_FILE = "removed.json"
+STATE_SLOT = "state"
+__all__ = ["CATALOG_FILE", "RECIPE_FILE", "RECORD_FILE", "REMOVED_FILE", "DeletePlan", "KnowledgeBase"]
 INGEST_STEP = "ingest_sources"
 RAW_PREFIX = "raw/"
 
@@ -94,6 +97,8 @@ class KnowledgeBase:
         self._components: dict[str, Any] = {}
         self._writing = False
         self._queries_in_flight = 0
+        # opened beside the stores, not among them: reopening the stores after another process's commit keeps it
+        self.state: KnowledgeBaseState = self._open_component(f"stores.{STATE_SLOT}")
         self._load_state()
         self._engines: QueryEngineRegistry = registry.query_engine_registry()
         self._lock = asyncio.Lock()
@@ -225,6 +230,7 @@ class KnowledgeBase:
                 except Exception:
                     log.exception("closing %s failed", key)
         self._components.clear()
+        self.state.close()
 
     def secrets(self) -> list[Secret]:
         return [s for m in self.recipe.models.components().values() if (s := m.secret()) is not None]
@@ -245,39 +251,26 @@ class KnowledgeBase:
         return self._catalog[document_id]
 
     def _save_catalog(self) -> None:
-        write_json_atomic(self.path / CATALOG_FILE, {k: attrs.asdict(v) for k, v in self._catalog.items()})
+        self.state.write_catalog(self._catalog)
 
     def _save_removed(self) -> None:
-        write_json_atomic(self.path / REMOVED_FILE, self._removed)
+        self.state.write_removed(self._removed)
 
     # --- state shared with other processes ------------------------------------------
     #
-    # Another process may build this folder while this object is open. Its run record and
-    # catalog are rewritten by rename, so a changed (inode, mtime, size) of either file means
-    # "someone committed something": reload them and reopen the stores on their new files.
-
-    def _stamp(self) -> tuple[Any, ...]:
-        stamp: list[Any] = []
-        for name in (RECORD_FILE, CATALOG_FILE, REMOVED_FILE):
-            try:
-                info = os.stat(self.path / name)
-            except FileNotFoundError:
-                stamp.append(None)
-            else:
-                stamp.append((info.st_ino, info.st_mtime_ns, info.st_size))
-        return tuple(stamp)
+    # Another process may build this knowledge base while this object is open. Every commit of
+    # its run record or catalog changes ``state.version()`` (the folder: a renamed file's inode,
+    # mtime and size): then reload them and reopen the stores on what the other process wrote.
 
     def _load_state(self) -> None:
-        self.run_record = RunRecord.open(self.path / RECORD_FILE)
-        self._catalog: dict[str, DocumentRecord] = {
-            key: DocumentRecord.from_dict(value) for key, value in (read_json(self.path / CATALOG_FILE, {}) or {}).items()
-        }
-        self._removed: dict[str, dict[str, Any]] = read_json(self.path / REMOVED_FILE, {}) or {}
-        self._state_stamp = self._stamp()
+        self._state_stamp = self.state.version()  # before reading: a commit in between is seen next time
+        self.run_record = RunRecord.open(self.state)
+        self._catalog: dict[str, DocumentRecord] = self.state.read_catalog()
+        self._removed: dict[str, dict[str, Any]] = self.state.read_removed()
 
     def _reload_if_changed(self, *, always: bool = False) -> bool:
         """Reload the run record, catalog and stores when another process changed them."""
-        if self._writing or (not always and self._stamp() == self._state_stamp):
+        if self._writing or (not always and self.state.version() == self._state_stamp):
             return False
         self._load_state()
         stores = [key for key in self._components if key.startswith("stores.")]
@@ -292,22 +285,22 @@ class KnowledgeBase:
         return True
 
     @asynccontextmanager
-    async def _writer(self, operation: str, wait: float | None) -> AsyncIterator[WriterLock]:
-        lock = await WriterLock(self.path, operation).acquire_async(wait)
+    async def _writer(self, operation: str, wait: float | None) -> AsyncIterator[WriterLockProtocol]:
+        lock = await self.state.writer_lock(operation).acquire_async(wait)
         try:
             yield self._begin_write(lock)
         finally:
             self._end_write(lock)
 
     @contextmanager
-    def _writer_sync(self, operation: str, wait: float | None) -> Iterator[WriterLock]:
-        lock = WriterLock(self.path, operation).acquire(wait)
+    def _writer_sync(self, operation: str, wait: float | None) -> Iterator[WriterLockProtocol]:
+        lock = self.state.writer_lock(operation).acquire(wait)
         try:
             yield self._begin_write(lock)
         finally:
             self._end_write(lock)
 
-    def _begin_write(self, lock: WriterLock) -> WriterLock:
+    def _begin_write(self, lock: WriterLockProtocol) -> WriterLockProtocol:
         # a writer that waited (or was opened before another build) must start from what is on disk,
         # or it would write its stale in-memory stores over the other writer's work. Stores opened
         # while that other writer ran repaired nothing; its commit changed the stamp, so they reopen.
@@ -315,9 +308,9 @@ class KnowledgeBase:
         self._writing = True
         return lock
 
-    def _end_write(self, lock: WriterLock) -> None:
+    def _end_write(self, lock: WriterLockProtocol) -> None:
         self._writing = False
-        self._state_stamp = self._stamp()
+        self._state_stamp = self.state.version()
         lock.release()
 
     # --- taking documents in -----------------------------------------------------------
@@ -539,7 +532,7 @@ class KnowledgeBase:
             except HetaError:
                 raise
             except Exception as again:
-                if not (writer_active(self.path) or self._stamp() != self._state_stamp):
+                if not (self.state.writer_active() or self.state.version() != self._state_stamp):
                     raise
                 raise KnowledgeBaseBusyError(
                     f"The knowledge base at {self.path} is being written by another process and the query met a "
@@ -612,7 +605,8 @@ class KnowledgeBase:
                     shutil.rmtree(target)
                 else:
                     target.unlink(missing_ok=True)
-            self.run_record = RunRecord.open(self.path / RECORD_FILE)
+            self.state.clear_run_record()
+            self.run_record = RunRecord.open(self.state)
             self._catalog = {k: attrs.evolve(v, state="pending") for k, v in self._catalog.items()}
             self._save_catalog()
             return plan

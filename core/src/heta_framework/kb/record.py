@@ -1,25 +1,27 @@
 """The run record: what each build ran, produced and ran into, persisted atomically.
 
-``run_record.json`` in the knowledge-base folder holds every run's per-step
-status, artifacts, issues and statistics, plus the capabilities and search
-assets the knowledge base has. It is rewritten (write-then-rename) after every
-step, so a crash leaves the last finished step recorded and the build resumable.
+The run record holds every run's per-step status, artifacts, issues and
+statistics, plus the capabilities and search assets the knowledge base has. It
+is saved through the knowledge base's state (``run_record.json`` in the folder,
+written then renamed; a table row on a server) after every step, so a crash
+leaves the last finished step recorded and the build resumable.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import cattrs
 
 from heta_framework.errors import KnowledgeBaseError
-from heta_framework.kb.atomic import read_json, write_json_atomic
 from heta_framework.kb.search import SearchAsset
 from heta_framework.kb.steps import StepIssue
+
+if TYPE_CHECKING:
+    from heta_framework.kb.state import KnowledgeBaseState
 
 FORMAT_VERSION = 1
 _converter = cattrs.Converter()
@@ -42,26 +44,26 @@ def asset_from_dict(data: dict[str, Any]) -> SearchAsset:
 
 
 class RunRecord:
-    """A thin, typed view over ``run_record.json``; every mutation is followed by ``save()``."""
+    """A thin, typed view over the run record's JSON value; every mutation is followed by ``save()``."""
 
-    def __init__(self, path: Path, data: dict[str, Any]):
-        self.path = path
+    def __init__(self, state: KnowledgeBaseState, data: dict[str, Any]):
+        self.state = state
         self.data = data
 
     @classmethod
-    def open(cls, path: Path) -> RunRecord:
-        data = read_json(path)
+    def open(cls, state: KnowledgeBaseState) -> RunRecord:
+        data = state.read_run_record()
         if data is None:
             data = {"format": FORMAT_VERSION, "runs": [], "search_assets": [], "queries": [], "artifacts": [], "step_artifacts": {}}
         elif data.get("format") != FORMAT_VERSION:
             raise KnowledgeBaseError(
-                f"{path} has run-record format {data.get('format')!r}; this Heta reads format {FORMAT_VERSION}. "
-                "Rebuild the knowledge base with this version."
+                f"The run record of {getattr(state, 'location', state)} has format {data.get('format')!r}; this Heta "
+                f"reads format {FORMAT_VERSION}. Rebuild the knowledge base with this version."
             )
-        return cls(path, data)
+        return cls(state, data)
 
     def save(self) -> None:
-        write_json_atomic(self.path, self.data)
+        self.state.write_run_record(self.data)
 
     # --- runs ----------------------------------------------------------------------
 

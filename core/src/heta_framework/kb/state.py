@@ -2,11 +2,11 @@
 
 A knowledge base keeps four things of its own: the document catalog, the run
 record (runs, step status, artifacts, issues, search assets), caches (computed
-embeddings, language-model answers) and the writer lock. Today the folder holds
-them (``catalog.json``, ``run_record.json``, SQLite caches, ``kb/lock.py``) and
-``KnowledgeBase`` reads them directly. This protocol is what a server backend
-(PostgreSQL) must provide to hold them instead; it states the semantics the
-folder already keeps, so moving ``KnowledgeBase`` onto it changes no behaviour.
+embeddings, language-model answers) and the writer lock. ``KnowledgeBase``,
+``RunRecord`` and the steps' caches reach them only through this protocol. The
+folder (``kb/folder_state.py``: ``catalog.json``, ``run_record.json``,
+``removed.json``, SQLite caches, ``kb/lock.py``) is the default; a server backend
+(PostgreSQL) holds them instead when the recipe says ``[stores.state] type = ...``.
 """
 
 from __future__ import annotations
@@ -27,10 +27,17 @@ class WriterLockProtocol(Protocol):
     session-scoped advisory lock). Used as a context manager it releases on exit.
     """
 
+    #: the record of a previous holder that died without releasing the lock, found when this one took it
+    stale_holder: dict[str, Any] | None
+
     @property
     def held(self) -> bool: ...
 
     def acquire(self, wait: float | None = None) -> Self: ...
+
+    async def acquire_async(self, wait: float | None = None) -> Self:
+        """As ``acquire``, but waits without blocking the event loop."""
+        ...
 
     def release(self) -> None: ...
 
@@ -62,7 +69,8 @@ class KnowledgeBaseState(Protocol):
 
     - ``read_*`` return what the last ``write_*`` (from any process) committed;
       a write replaces the whole value at once, so readers never see half of one
-      (the folder writes a temporary file and renames it).
+      (the folder writes a temporary file and renames it). The catalog, the removed
+      documents and the run record are written separately (the folder always did).
     - ``version()`` changes whenever the catalog or run record changed, so an
       open reader knows to read them again (the folder uses each file's inode,
       modification time and size).
@@ -79,8 +87,26 @@ class KnowledgeBaseState(Protocol):
 
     def write_run_record(self, data: Mapping[str, Any]) -> None: ...
 
+    def clear_run_record(self) -> None:
+        """Forget the run record (``KnowledgeBase.delete``): the next ``read_run_record`` returns ``None``."""
+        ...
+
+    def read_removed(self) -> dict[str, dict[str, Any]]:
+        """Documents removed with ``delete_documents`` (id -> source, content hash, time), so a build does not bring them back."""
+        ...
+
+    def write_removed(self, removed: Mapping[str, Mapping[str, Any]]) -> None: ...
+
     def version(self) -> Hashable: ...
 
     def writer_lock(self, operation: str) -> WriterLockProtocol: ...
 
+    def writer_active(self) -> bool:
+        """Whether a writer holds the lock right now (another process, or another lock object of this one)."""
+        ...
+
     def cache(self, name: str) -> CacheProtocol: ...
+
+    def close(self) -> None:
+        """Release connections and files; the state opens them again when used after ``close``."""
+        ...

@@ -1,4 +1,9 @@
-"""A persistent cache of language-model answers, in SQLite inside the knowledge-base folder.
+"""A persistent cache of language-model answers: the knowledge base's ``graph_llm`` cache, or a SQLite file.
+
+Graph steps use ``StateLlmCache`` over the knowledge base's state (the folder's
+``graph_llm/cache.sqlite``, or a table on the server the recipe's ``[stores.state]``
+names); ``LlmCache`` is the same cache in a SQLite file of its own, for callers with
+no knowledge base.
 
 Keys combine the model name, the prompt version and a hash of what the prompt
 is about (a chunk's text, a dedup group), so a resumed or repeated build asks
@@ -18,8 +23,11 @@ from typing import Any
 import attrs
 from heta_framework.common.sqlite import open_database
 from heta_framework.kb.documents import content_hash
+from heta_framework.kb.state import CacheProtocol
 
 CACHE_FILE = "graph_llm_cache.sqlite"
+#: the knowledge-base state's cache the graph steps keep their answers in
+STATE_CACHE_NAME = "graph_llm"
 
 
 @attrs.frozen
@@ -71,3 +79,24 @@ class LlmCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+class StateLlmCache:
+    """``LlmCache``'s ``get``/``put`` over a ``CacheProtocol`` (JSON values); the state owns the connection."""
+
+    def __init__(self, cache: CacheProtocol):
+        self._cache = cache
+
+    def get(self, key: str) -> CachedAnswer | None:
+        raw = self._cache.get_many([key]).get(key)
+        if raw is None:
+            return None
+        data = json.loads(raw)
+        return CachedAnswer(data["status"], data.get("value"), data.get("error", ""), int(data.get("attempts", 1)))
+
+    def put(self, key: str, answer: CachedAnswer) -> None:
+        # each answer commits on its own so an interrupted build keeps everything answered so far
+        self._cache.put_many({key: json.dumps(attrs.asdict(answer), ensure_ascii=False).encode("utf-8")})
+
+    def close(self) -> None:
+        pass

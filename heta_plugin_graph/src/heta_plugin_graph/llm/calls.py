@@ -24,7 +24,7 @@ from heta_framework.common.models import Message
 from heta_framework.common.retry import ConcurrencyLimiter, RetryPolicy, call_with_retries
 from heta_framework.errors import ModelError
 
-from heta_plugin_graph.llm.cache import CachedAnswer, LlmCache, cache_key
+from heta_plugin_graph.llm.cache import CachedAnswer, LlmCache, StateLlmCache, cache_key
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -83,7 +83,7 @@ class JsonLlmCaller:
         client: Any,
         *,
         counter: Callable[[str, int], None],
-        cache: LlmCache | None,
+        cache: LlmCache | StateLlmCache | None,
         prompt_version: str,
         concurrency: int = 8,
         max_attempts: int = 3,

@@ -9,7 +9,7 @@ from heta_framework.common.validators import positive_whole_number
 from heta_framework.errors import HetaError
 from heta_framework.kb.steps import ComponentRef, model_ref
 
-from heta_plugin_graph.llm.cache import LlmCache
+from heta_plugin_graph.llm.cache import STATE_CACHE_NAME, StateLlmCache
 from heta_plugin_graph.llm.calls import JsonLlmCaller
 
 #: the chunk lists MergeChunks/RechunkDocuments write; extraction prefers them over SplitDocuments' chunks
@@ -59,15 +59,9 @@ def all_chunk_keys(context: Any) -> list[str]:
     return keys
 
 
-_caches: dict[str, LlmCache] = {}
-
-
-def llm_cache(context: Any) -> LlmCache:
-    """One cache connection per knowledge-base folder and process."""
-    path = str(context.root)
-    if path not in _caches or not _caches[path].path.exists():
-        _caches[path] = LlmCache.in_folder(context.root)
-    return _caches[path]
+def llm_cache(context: Any) -> StateLlmCache:
+    """The knowledge base's ``graph_llm`` cache, wherever its state lives (the state keeps one connection)."""
+    return StateLlmCache(context.cache(STATE_CACHE_NAME))
 
 
 def make_caller(context: Any, model: str | None, *, prompt_version: str, concurrency: int, max_attempts: int, timeout: float) -> JsonLlmCaller:

@@ -7,7 +7,7 @@ output is retried with the validation error (``max_attempts`` tries), then
 becomes an ``invalid_llm_output`` issue; an unreachable model becomes
 ``llm_call_failed`` and leaves the chunk's document pending, so the next plain
 build retries it; either way the build goes on. Answers are cached in
-``graph_llm_cache.sqlite``, so a resumed or repeated build makes no repeated call.
+the knowledge base's ``graph_llm`` cache, so a resumed or repeated build makes no repeated call.
 
 ``extractor="nlp"`` needs no language model: noun phrases and sentence co-occurrence.
 """

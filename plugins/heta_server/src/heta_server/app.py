@@ -20,7 +20,6 @@ from fastapi.responses import HTMLResponse, Response
 from heta_framework.cli.querying import mode_rows
 from heta_framework.kb import KnowledgeBase
 from heta_framework.kb.documents import SourceDocument
-from heta_framework.kb.lock import writer_active
 from heta_framework.errors import KnowledgeBaseLockedError
 
 from heta_server.config import ServerConfig
@@ -142,7 +141,7 @@ def create_app(kb: KnowledgeBase, config: ServerConfig | None = None, *, warm: b
 
 
 async def _start(jobs: JobRunner, kb: KnowledgeBase, kind: str, work: Any) -> Job:
-    if writer_active(kb.path) and jobs.running() is None:
+    if kb.state.writer_active() and jobs.running() is None:
         raise KnowledgeBaseLockedError(
             f"Another process is writing the knowledge base at {kb.path} (a `heta build` or remove); "
             "retry when it has finished."
