@@ -49,10 +49,6 @@ from heta_framework.kb.query_options import check_options
 from heta_framework.kb.recipe import KnowledgeModels, Recipe, expand_steps, validate_store_options
 from heta_framework.kb.record import BuildReport, RunRecord, StepReport, issue_to_dict
 from heta_framework.kb.runner import documents_to_retry, run_steps, step_key, validate_steps
-from heta_framework.kb.sources import SourceWalk, check_given_documents, raw_suffix
-from heta_framework.kb.state import KnowledgeBaseState, WriterLockProtocol
-from heta_framework.kb.steps import IssueResolution, IssueSubject, StepIssue
-from heta_framework.kb.sync import BackgroundLoop, SyncKnowledgeBase
 from heta_framework.kb.search import (
     QueryContext,
     QueryEngineRegistry,
@@ -63,6 +59,10 @@ from heta_framework.kb.search import (
     check_available,
     elapsed_ms,
 )
+from heta_framework.kb.sources import SourceWalk, check_given_documents, raw_suffix
+from heta_framework.kb.state import KnowledgeBaseState, WriterLockProtocol
+from heta_framework.kb.steps import IssueResolution, IssueSubject, StepIssue
+from heta_framework.kb.sync import BackgroundLoop, SyncKnowledgeBase
 
 if TYPE_CHECKING:
     from heta_framework.plugins.registry import PluginRegistry

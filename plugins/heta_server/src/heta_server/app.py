@@ -18,9 +18,9 @@ from fastapi import FastAPI, File, Form, UploadFile
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, Response
 from heta_framework.cli.querying import mode_rows
+from heta_framework.errors import KnowledgeBaseLockedError
 from heta_framework.kb import KnowledgeBase
 from heta_framework.kb.documents import SourceDocument
-from heta_framework.errors import KnowledgeBaseLockedError
 
 from heta_server.config import ServerConfig
 from heta_server.errors import ApiError, install_error_handlers
@@ -28,8 +28,8 @@ from heta_server.guard import Guard
 from heta_server.jobs import Job, JobRunner
 from heta_server.memory_engine import MODE as MEMORY_MODE
 from heta_server.metadata import document_metadata
-from heta_server.warm import warm_up
 from heta_server.schemas import AddDocumentsBody, QueryBody, RemoveDocumentsBody, SearchBody
+from heta_server.warm import warm_up
 
 API = "/api/v1"
 SEARCH_OPTIONS = ("weight_recency", "weight_importance", "weight_relevance", "tags", "rerank", "related", "update_access")
