@@ -16,6 +16,7 @@ table names are validated identifiers.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -26,6 +27,10 @@ from heta_framework.text.languages import CJK_RANGES
 from psycopg import sql
 
 from heta_plugin_postgres.connection import PostgresDatabase
+from heta_plugin_postgres.filters import filter_clause
+
+# chunk columns a filter may name directly; other keys are metadata keys
+FILTER_COLUMNS = ("document_id", "source")
 
 #: PostgreSQL's built-in text search configurations (``SELECT cfgname FROM pg_ts_config``)
 TEXT_SEARCH_CONFIGS = (
@@ -59,27 +64,11 @@ def query_phrases(query: str) -> list[str]:
     return list(dict.fromkeys(terms))
 
 
+_CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
+
+
 def _is_cjk(char: str) -> bool:
-    import re
-
-    return re.match(f"[{CJK_RANGES}]", char) is not None
-
-
-def filter_clause(filters: Mapping[str, Any] | None) -> tuple[sql.Composable, list[Any]] | None:
-    """``WHERE`` terms for chunk filters; ``None`` when an empty list makes the filter match nothing."""
-    terms: list[sql.Composable] = []
-    params: list[Any] = []
-    for key, value in (filters or {}).items():
-        values = list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
-        if not values:
-            return None
-        if key in ("document_id", "source"):
-            terms.append(sql.SQL("{} = ANY(%s)").format(sql.Identifier(key)))
-            params.append([str(v) for v in values])
-        else:
-            terms.append(sql.SQL("(metadata -> %s) = ANY(%s::jsonb[])"))
-            params.extend([str(key), [json.dumps(v) for v in values]])
-    return (sql.SQL(" AND ").join(terms) if terms else sql.SQL("TRUE")), params
+    return _CJK_CHAR.match(char) is not None
 
 
 class ChunkTextTable:
@@ -163,7 +152,7 @@ class ChunkTextTable:
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[tuple[Chunk, float]]:
         phrases = query_phrases(query)
-        clause = filter_clause(filters)
+        clause = filter_clause(filters, FILTER_COLUMNS)
         if not phrases or clause is None or top_k <= 0:
             return []
         where, params = clause

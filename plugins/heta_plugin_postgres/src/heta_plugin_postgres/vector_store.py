@@ -31,6 +31,7 @@ from heta_framework.kb.stores import StoreType, VectorHit
 from psycopg import sql
 
 from heta_plugin_postgres.connection import PostgresDatabase, PostgresOptions, open_database
+from heta_plugin_postgres.filters import filter_clause
 
 INDEX_KINDS = ("hnsw", "ivfflat")
 REGISTRY_TABLE = "vector_collections"
@@ -88,25 +89,6 @@ def normalised(vectors: Any, dimension: int) -> np.ndarray:
     return array / np.where(norms == 0, 1.0, norms)
 
 
-def filter_clause(filters: Mapping[str, Any] | None) -> tuple[sql.Composable, list[Any]] | None:
-    """``WHERE`` terms for ``filters`` (``None``: a filter that can match nothing, e.g. an empty list)."""
-    terms: list[sql.Composable] = []
-    params: list[Any] = []
-    for key, value in (filters or {}).items():
-        values = list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
-        if not values:
-            return None
-        if key == "id":
-            terms.append(sql.SQL("id = ANY(%s)"))
-            params.append([str(v) for v in values])
-        else:
-            terms.append(sql.SQL("(metadata -> %s) = ANY(%s::jsonb[])"))
-            params.extend([str(key), [json.dumps(v) for v in values]])
-    if not terms:
-        return sql.SQL("TRUE"), params
-    return sql.SQL(" AND ").join(terms), params
-
-
 class PostgresVectorCollection:
     def __init__(self, database: PostgresDatabase, config: PostgresVectorConfig, name: str, dimension: int, index: str):
         self._database = database
@@ -161,7 +143,7 @@ class PostgresVectorCollection:
             return cursor.rowcount
 
     def delete_where(self, filters: Mapping[str, Any]) -> list[str]:
-        clause = filter_clause(filters)
+        clause = filter_clause(filters, ("id",))
         if clause is None or not filters:
             return []
         where, params = clause
@@ -193,7 +175,7 @@ class PostgresVectorCollection:
 
     def search(self, vectors: Any, top_k: int, filters: Mapping[str, Any] | None = None) -> list[list[VectorHit]]:
         queries = normalised(vectors, self._dimension)
-        clause = filter_clause(filters)
+        clause = filter_clause(filters, ("id",))
         if clause is None or top_k <= 0:
             return [[] for _ in queries]
         where, params = clause
