@@ -119,3 +119,47 @@ async def test_hostile_filters_raise_the_same_error_in_sql_text_search(built_kb)
     for filters in ({"name\x00": "fox.txt"}, {"name": {"nested": 1}}):
         with pytest.raises(InvalidQueryError):
             await built_kb.query("fox", mode="sql_text_search", filters=filters)
+
+
+# --- recipe defaults: [query.MODE] -----------------------------------------------------------
+
+
+async def test_recipe_query_defaults_apply_under_the_request_options(tmp_path, sql_recipe, docs_dir):
+    registry = make_registry(inline_plugin("calls-sql", query_engines=[_CallsAnotherMode()]))
+    recipe = attrs.evolve(sql_recipe, query={"calls_sql": {"inner_top_k": 1}})
+    kb = KnowledgeBase.create(tmp_path / "kb", recipe, registry=registry)
+    try:
+        await kb.build([docs_dir])
+        assert len((await kb.query("fox whales", mode="calls_sql", top_k=5)).results) == 1  # the recipe's default
+        overridden = await kb.query("fox whales", mode="calls_sql", top_k=5, options={"inner_top_k": 2})
+        assert len(overridden.results) == 2  # the request's own option wins
+        traced = await kb.query("fox whales", mode="calls_sql", top_k=5, trace=True)
+        assert traced.trace.options == {"inner_top_k": 1}  # the trace shows what actually ran
+        # defaults belong to their mode only: sql_text_search, which calls_sql composes, takes no options
+        assert len((await kb.query("fox whales", mode="sql_text_search", top_k=5)).results) == 2
+    finally:
+        kb.close()
+
+
+def test_recipe_query_defaults_round_trip_and_are_checked_at_load():
+    from heta_framework.errors import RecipeError
+    from heta_framework.kb import Recipe
+
+    registry = make_registry(inline_plugin("calls-sql", query_engines=[_CallsAnotherMode()]))
+    text = '[[steps]]\nstep = "parse_documents"\n\n[query.calls_sql]\ninner_top_k = 3\nanswer = false\n'
+    recipe = Recipe.from_toml(text, registry)
+    assert recipe.query_defaults("calls_sql") == {"inner_top_k": 3, "answer": False}
+    assert recipe.query_defaults("sql_text_search") == {}
+    assert Recipe.from_toml(recipe.to_toml(), registry) == recipe
+
+    for table, message in [
+        ("[query.calls_sqll]\ninner_top_k = 3", "calls_sql"),  # unknown mode: the registry's did-you-mean
+        ("[query.calls_sql]\ninner_topk = 3", "Unknown option 'inner_topk' (did you mean 'inner_top_k'?)"),
+        ("[query.calls_sql]\ninner_top_k = -1", "inner_top_k must be a whole number of at least 0, got -1"),
+        ("[query.calls_sql]\nanswer = 1", "answer must be true or false"),
+        ("[query]\ncalls_sql = 3", "expected a table of calls_sql options"),
+    ]:
+        with pytest.raises(RecipeError) as raised:
+            Recipe.from_toml('[[steps]]\nstep = "parse_documents"\n\n' + table + "\n", registry)
+        assert message in str(raised.value), str(raised.value)
+        assert "$.query." in str(raised.value)

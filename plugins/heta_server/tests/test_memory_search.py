@@ -83,6 +83,29 @@ async def test_importance_and_recency_follow_the_documented_formula_on_a_constru
     kb.close()
 
 
+async def test_weights_set_in_the_recipe_are_the_defaults_a_request_overrides(tmp_path):
+    import attrs
+
+    importance = {"a": 9, "b": 1, "c": 5}
+    by_importance = {"weight_recency": 0, "weight_importance": 1, "weight_relevance": 0, "update_access": False}
+    recipe = attrs.evolve(full_text_recipe(), query={"memory_search": by_importance})
+    kb = KnowledgeBase.create(tmp_path / "kb", recipe, registry=PluginRegistry.from_entry_points())
+    try:
+        await kb.build([SourceDocument(id=k, name=f"{k}.txt", text="The red kite nests in tall oak trees.",
+                                       metadata={"importance": v}) for k, v in importance.items()])
+        reloaded = KnowledgeBase.load(kb.path)
+        assert reloaded.recipe.query_defaults("memory_search") == by_importance  # saved with the KB
+        reloaded.close()
+        response = await kb.query("red kite", mode="memory_search", top_k=3)
+        assert [r.document_id for r in response.results] == ["a", "c", "b"]
+        # a request's own weight replaces the recipe's: importance off, relevance on -> all equal, no importance order
+        overridden = await kb.query("red kite", mode="memory_search", top_k=3,
+                                    options={"weight_importance": 0, "weight_relevance": 1})
+        assert {r.metadata["relevance_score"] for r in overridden.results} == {r.score for r in overridden.results}
+    finally:
+        kb.close()
+
+
 async def test_returning_a_memory_updates_its_last_access_unless_switched_off(tmp_path):
     kb = KnowledgeBase.create(tmp_path / "kb", full_text_recipe(), registry=PluginRegistry.from_entry_points())
     await kb.build([SourceDocument(id="kite", text="The red kite nests in oak trees."),

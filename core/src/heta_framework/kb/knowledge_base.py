@@ -508,7 +508,9 @@ class KnowledgeBase:
             mode = next((m for m in DEFAULT_MODE_ORDER if m in available), None)
             if mode is None:
                 raise KnowledgeBaseError("No query mode is available yet: build the knowledge base first (`heta build PATH`).")
-        request = QueryRequest(text=text, mode=mode, top_k=top_k, filters=filters or {}, options=options or {}, trace=trace)
+        # the recipe's [query.MODE] defaults sit under the caller's own options
+        options = {**self.recipe.query_defaults(mode), **(options or {})}
+        request = QueryRequest(text=text, mode=mode, top_k=top_k, filters=filters or {}, options=options, trace=trace)
         response = await self._query_committed_state(request)
         # which mode ran, so a caller that let Heta choose can tell (the CLI's --json shows it)
         return attrs.evolve(response, metadata={**response.metadata, "mode": mode})

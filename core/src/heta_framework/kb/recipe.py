@@ -82,6 +82,13 @@ class Recipe:
     stores: Mapping[str, StoreConfig] = attrs.field(factory=dict, converter=_dict)
     parsers: Mapping[str, ParserConfig] = attrs.field(factory=dict, converter=_dict)
     steps: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
+    #: default options per query mode (``[query.memory_search] weight_recency = 0.5``); a request's own
+    #: options override them, and they apply to the mode asked for, not to the modes it composes
+    query: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict, converter=_dict)
+
+    def query_defaults(self, mode: str) -> dict[str, Any]:
+        """The recipe's default options for ``mode`` (empty when it sets none)."""
+        return dict(self.query.get(mode, {}))
 
     # --- serialisation -------------------------------------------------------------
 
@@ -263,7 +270,7 @@ def _table(data: Mapping[str, Any], key: str, problems: _Problems, *, array: boo
 def structure_recipe(data: Mapping[str, Any], registry: PluginRegistry) -> Recipe:
     """The ``Recipe`` for ``data``; a ``RecipeError`` listing *every* structural problem, each with its field path."""
     problems = _Problems()
-    known = {"models", "stores", "parsers", "steps"}
+    known = {"models", "stores", "parsers", "steps", "query"}
     extra = sorted(set(data) - known)
     if extra:
         problems.found.append(f"unknown top-level key(s) {', '.join(extra)}; a recipe has {', '.join(sorted(known))} @ $")
@@ -298,8 +305,14 @@ def structure_recipe(data: Mapping[str, Any], registry: PluginRegistry) -> Recip
         problems.attempt(structure_step, entry, registry, f"$.steps[{i}]")
         for i, entry in enumerate(_table(data, "steps", problems, array=True))
     )
+    query = {
+        mode: problems.attempt(validate_query_defaults, mode, value, registry, f"$.query.{mode}")
+        for mode, value in _table(data, "query", problems).items()
+    }
     problems.raise_if_any()
-    return Recipe(models=KnowledgeModels(**defaults, named=named), stores=stores, parsers=parsers, steps=steps)
+    return Recipe(
+        models=KnowledgeModels(**defaults, named=named), stores=stores, parsers=parsers, steps=steps, query=query
+    )
 
 
 def structure_step(entry: Mapping[str, Any], registry: PluginRegistry, path: str) -> Any:
@@ -343,6 +356,28 @@ def validate_store_options(slot: str, store: StoreConfig, registry: PluginRegist
     return _structure(dict(store.options), store_type.config_type, path)
 
 
+def validate_query_defaults(mode: str, options: Any, registry: PluginRegistry, path: str) -> dict[str, Any]:
+    """A ``[query.MODE]`` table checked as that mode would check a request's options (so a typo fails at load)."""
+    from heta_framework.errors import InvalidQueryError
+    from heta_framework.kb.query_options import COMMON_OPTIONS, CommonQueryOptions, options_type_of, parse_options
+
+    if not isinstance(options, Mapping):
+        raise _error(path, f"expected a table of {mode} options, got {type(options).__name__}")
+    try:
+        engine = registry.query_engine(mode)
+    except UnknownNameError as exc:
+        raise _error(path, str(exc)) from None
+    options = dict(options)
+    try:
+        CommonQueryOptions(**{key: value for key, value in options.items() if key in COMMON_OPTIONS})
+        parse_options(options_type_of(engine), options, mode=mode)
+    except OptionValueError as exc:
+        raise _error(f"{path}.{exc.field}", f"invalid value: {exc}") from None
+    except InvalidQueryError as exc:
+        raise _error(path, str(exc)) from None
+    return options
+
+
 def _unstructure_model(model: _ModelConfig, *, include_secrets: bool, mask: bool) -> dict[str, Any]:
     data: dict[str, Any] = {"model_name": model.model_name}
     if model.api_key is not None:
@@ -377,6 +412,8 @@ def _unstructure_recipe(recipe: Recipe, *, include_secrets: bool, mask: bool = F
     if recipe.parsers:
         data["parsers"] = {name: _converter.unstructure(p) for name, p in recipe.parsers.items()}
     data["steps"] = [unstructure_step(step) for step in recipe.steps]
+    if recipe.query:
+        data["query"] = {mode: dict(options) for mode, options in recipe.query.items()}
     return data
 
 
