@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from heta_framework.plugins.hookspecs import hookimpl
 
+from heta_plugin_postgres.graph_store import GRAPH_STORE_TYPE
 from heta_plugin_postgres.object_store import OBJECT_STORE_TYPE
 from heta_plugin_postgres.sql_store import SQL_STORE_TYPE
 from heta_plugin_postgres.text_store import TEXT_STORE_TYPE
@@ -16,3 +17,4 @@ def register_stores(register):
     register(OBJECT_STORE_TYPE)
     register(SQL_STORE_TYPE)
     register(TEXT_STORE_TYPE)
+    register(GRAPH_STORE_TYPE)
