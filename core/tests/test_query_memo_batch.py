@@ -42,3 +42,24 @@ async def test_a_failure_reaches_the_caller_and_is_not_remembered():
     failing.fail = False
     assert len(await memo.embed_many(failing, ["a", "b"])) == 2
     assert failing.calls == [["a", "b"], ["a", "b"]]
+
+
+class QueryPrefixEmbedder(CountingEmbedder):
+    """A model that embeds queries its own way (as E5 does with ``query: ``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.query_calls: list[list[str]] = []
+
+    async def embed_queries(self, texts):
+        self.query_calls.append(list(texts))
+        return await self.embed([f"query: {t}" for t in texts])
+
+
+async def test_query_vectors_come_from_embed_queries_when_the_client_has_it():
+    memo, client = QueryMemo(), QueryPrefixEmbedder()
+    single = await memo.embed(client, "whales")
+    many = await memo.embed_many(client, ["whales", "ocean"])
+    assert client.query_calls == [["whales"], ["ocean"]]  # every query-time embedding, the batch path too
+    assert single[0] == len("query: whales") and np.array_equal(many[0], single)
+    assert many[1][0] == len("query: ocean")

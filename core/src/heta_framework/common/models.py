@@ -104,8 +104,19 @@ class EmbeddingClient(Protocol):
     def dimension(self) -> int: ...
 
     async def embed(self, texts: Sequence[str]) -> Any:
-        """Return a float32 array of shape ``(len(texts), dimension)``."""
+        """Return a float32 array of shape ``(len(texts), dimension)``: the vectors of documents (passages)."""
         ...
+
+    # Optional: ``async def embed_queries(self, texts) -> array`` for a model that embeds a search query
+    # unlike a passage (E5's ``query: `` / ``passage: `` prefixes, instruction-tuned models). It is not part
+    # of the protocol, so every existing client still satisfies it; callers go through ``embed_queries()``.
+
+
+async def embed_queries(client: EmbeddingClient, texts: Sequence[str]) -> Any:
+    """The vectors of search queries: ``client.embed_queries`` when the model embeds queries its own way,
+    else ``client.embed``. Every query-time embedding in Heta goes through here."""
+    own = getattr(client, "embed_queries", None)
+    return await (own(texts) if own is not None else client.embed(texts))
 
 
 @attrs.frozen

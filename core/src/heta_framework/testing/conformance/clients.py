@@ -76,6 +76,28 @@ class EmbeddingClientSuite:
         cosine = lambda a, b: float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
         assert cosine(cat, kitten) > cosine(cat, tax)
 
+    # --- only for clients that embed search queries their own way (``embed_queries``) ---------------
+
+    def embed_queries(self, client: Any, texts: Sequence[str]) -> np.ndarray:
+        if not hasattr(client, "embed_queries"):
+            pytest.skip("this client embeds queries and passages alike (no embed_queries)")
+        return asyncio.run(client.embed_queries(list(texts)))
+
+    def test_query_vectors_have_the_passage_shape_and_keep_order(self, embedding_client):
+        queries = self.embed_queries(embedding_client, TEXTS)
+        assert isinstance(queries, np.ndarray) and queries.dtype == np.float32
+        assert queries.shape == (len(TEXTS), embedding_client.dimension) and np.isfinite(queries).all()
+        alone = np.concatenate([self.embed_queries(embedding_client, [text]) for text in TEXTS[:4]])
+        np.testing.assert_allclose(queries[:4], alone, atol=1e-4)
+        assert self.embed_queries(embedding_client, []).shape == (0, embedding_client.dimension)
+
+    def test_a_query_finds_its_passage(self, embedding_client):
+        if not self.judges_similarity:
+            pytest.skip("this client's vectors are not meant to carry meaning (judges_similarity = False)")
+        (query,) = self.embed_queries(embedding_client, ["where does the cat sleep?"])
+        passages = self.embed(embedding_client, ["A cat sleeps on the sofa.", "Corporate tax law was reformed."])
+        assert float(passages[0] @ query) > float(passages[1] @ query)
+
 
 class LanguageClientSuite:
     """Provide ``language_client``; override ``expected_reply`` when the backend's answer is known (a scripted server)."""
