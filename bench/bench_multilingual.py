@@ -134,7 +134,8 @@ async def mode_quality(kb, mode: str, queries: Sequence[tuple[str, str]], option
     return found
 
 
-def bm25s_quality(documents: Sequence[dict], queries: Sequence[tuple[str, str]], stopwords: str) -> dict:
+def bm25s_rankings(documents: Sequence[dict], queries: Sequence[tuple[str, str]], stopwords: str) -> list[list[str]]:
+    """bm25s over whole article texts with the language's stop words (Chinese: jieba words); document ids per query."""
     import bm25s
 
     def prepare(texts: list[str]) -> list[str]:
@@ -150,7 +151,11 @@ def bm25s_quality(documents: Sequence[dict], queries: Sequence[tuple[str, str]],
         bm25s.tokenize(prepare([q for q, _ in queries]), stopwords=stopwords, show_progress=False),
         k=min(DEPTH, len(documents)), show_progress=False, n_threads=1,
     )
-    rankings = [[documents[i]["id"] for i in row] for row in found]
+    return [[documents[i]["id"] for i in row] for row in found]
+
+
+def bm25s_quality(documents: Sequence[dict], queries: Sequence[tuple[str, str]], stopwords: str) -> dict:
+    rankings = bm25s_rankings(documents, queries, stopwords)
     return {**mrr_recall(rankings, [g for _, g in queries]), "notes": f"whole articles, bm25s stop words {stopwords!r}" + (", jieba words" if stopwords == "zh" else "")}
 
 

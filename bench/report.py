@@ -307,6 +307,11 @@ def render(log: dict[str, dict]) -> str:
     for name in components:
         data = _load(name)
         lines += [f"### {COMPONENT_TITLES.get(name, name)}", "", f"Written {data.get('written_at', 'before dates were recorded')}.", ""]
+        # a plugin's bench may keep its own reading of the numbers beside them (bench/results/NAME.md)
+        notes = RESULTS / f"{name}.md"
+        if notes.exists():
+            lines += [notes.read_text(encoding="utf-8").strip(), ""]
+            continue
         if name == "graph":
             lines += _graph_section(data)
         elif name == "multilingual":
