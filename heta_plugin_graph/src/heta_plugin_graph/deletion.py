@@ -18,8 +18,8 @@ from heta_plugin_graph.writer import vector_deleter
 
 
 async def delete_graph_documents(context: Any, document_ids: list[str]) -> RemovedFacts:
-    graph: GraphStore = context.get_component("stores.graph")
-    entity_collection, relation_collection = existing_collections(context.get_component("stores.vector"))
+    graph: GraphStore = context.store("graph")
+    entity_collection, relation_collection = existing_collections(context.store("vector"))
     removed = await asyncio.to_thread(
         graph.delete_documents, document_ids, vector_deleter(entity_collection, relation_collection)
     )

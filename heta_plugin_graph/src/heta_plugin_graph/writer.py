@@ -27,7 +27,7 @@ from heta_plugin_graph.vectors import embed_texts, entity_text, open_collections
 
 
 def load_evidence_chunks(context: Any, chunk_ids: set[str]) -> dict[str, StoredChunk]:
-    objects: ObjectStoreProtocol = context.get_component("stores.objects")
+    objects: ObjectStoreProtocol = context.store("objects")
     found: dict[str, StoredChunk] = {}
     for key in all_chunk_keys(context):
         if not objects.exists(key):
@@ -85,9 +85,9 @@ async def write_draft(
     known_existing: Sequence[str] = (),
     embed_descriptions: bool = True,
 ) -> None:
-    graph: GraphStore = context.get_component("stores.graph")
-    embedder = context.get_component("models.embedding")
-    entity_collection, relation_collection = open_collections(context.get_component("stores.vector"), embedder.dimension)
+    graph: GraphStore = context.store("graph")
+    embedder = context.embedding_model()
+    entity_collection, relation_collection = open_collections(context.store("vector"), embedder.dimension)
 
     chunk_ids = {e.chunk_id for fact in (*draft.entities, *draft.relations) for e in fact.evidence}
     chunks = await asyncio.to_thread(load_evidence_chunks, context, chunk_ids)

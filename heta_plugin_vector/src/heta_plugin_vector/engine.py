@@ -58,7 +58,7 @@ class VectorSearchEngine:
         built_model = asset_metadata.get("embedding_model")  # described by index_vectors on every build
         vector = options.vector
         if vector is None:
-            client = context.get_component("models.embedding")
+            client = context.embedding_model()
             if built_model is not None and built_model != client.model_name:
                 raise ModelError(
                     f"The vector index was built with embedding model {built_model!r}, but the recipe's embedding model is "

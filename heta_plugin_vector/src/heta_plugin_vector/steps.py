@@ -12,7 +12,7 @@ from heta_framework.common.validators import positive_whole_number
 from heta_framework.errors import ModelError
 from heta_framework.kb.documents import content_hash, iter_chunks
 from heta_framework.kb.search import SearchAsset
-from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, model_ref, store_ref
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, model_ref, store_ref
 from heta_framework.kb.stores import ObjectStoreProtocol, VectorStoreProtocol
 
 #: where a folder knowledge base keeps the ``embeddings`` cache (``FolderState``: ``<name>/cache.sqlite``); a server state has no file
@@ -61,11 +61,11 @@ class EmbedChunks:
     def capabilities(self) -> StepCapabilities:
         return StepCapabilities(artifacts=frozenset({"embeddings"}))
 
-    async def run(self, context: Any) -> None:
+    async def run(self, context: StepContextProtocol) -> None:
         from heta_plugin_vector.cache import CACHE_NAME, EmbeddingCache
 
-        client = context.get_component("models.embedding")
-        objects: ObjectStoreProtocol = context.get_component("stores.objects")
+        client = context.embedding_model()
+        objects: ObjectStoreProtocol = context.store("objects")
         chunk_keys = list(context.get_artifact("chunk_keys"))
         model = client.model_name
         texts: dict[str, str] = {}
@@ -115,7 +115,7 @@ class EmbedChunks:
         path = (artifacts.get("embeddings") or {}).get("cache", CACHE_PATH)
         return StepCleanupPlan(paths=_sqlite_files(path), description="embedding cache")
 
-    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
+    async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
         """Nothing to do: the cache is keyed by text, not by document, and is kept so a returning text costs nothing.
 
         The document's vectors live in the index and ``IndexVectors.delete_documents`` removes them.
@@ -162,13 +162,13 @@ class IndexVectors:
             search_assets=(CHUNK_VECTOR_ASSET,),
         )
 
-    async def run(self, context: Any) -> None:
+    async def run(self, context: StepContextProtocol) -> None:
         from heta_plugin_vector.cache import CACHE_NAME, EmbeddingCache
 
         embeddings = context.get_artifact("embeddings")
         model = embeddings["model"]
-        store: VectorStoreProtocol = context.get_component("stores.vector")
-        objects: ObjectStoreProtocol = context.get_component("stores.objects")
+        store: VectorStoreProtocol = context.store("vector")
+        objects: ObjectStoreProtocol = context.store("objects")
         collection = store.collection(CHUNK_COLLECTION, dimension=embeddings["dimension"])
         if context.document_ids:
             await asyncio.to_thread(collection.delete_where, {"document_id": list(context.document_ids)})
@@ -224,8 +224,8 @@ class IndexVectors:
         result = artifacts.get("index_vectors_result") or {}
         return StepCleanupPlan(paths=tuple(result.get("paths", ("vectors/chunks",))), description="chunk vector collection")
 
-    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
-        store: VectorStoreProtocol = context.get_component("stores.vector")
+    async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
+        store: VectorStoreProtocol = context.store("vector")
         if store.has_collection(CHUNK_COLLECTION):
             collection = store.collection(CHUNK_COLLECTION)
             await asyncio.to_thread(collection.delete_where, {"document_id": list(document_ids)})

@@ -41,9 +41,9 @@ def image_text_key(model_name: str, image: bytes) -> str:
 def find_image_reader(context: Any) -> Any | None:
     """The client that reads images for this build, or ``None`` (see the module docstring for the order)."""
     if context.has_component("models.vision"):
-        return context.get_component("models.vision")
+        return context.vision_model()
     if context.has_component("models.language"):
-        language = context.get_component("models.language")
+        language = context.language_model()
         if getattr(language, "accepts_images", False) and hasattr(language, "read_image"):
             return language
     registry = getattr(context.knowledge_base, "registry", None)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from heta_framework.errors import HetaError
+from heta_framework.kb.components import ComponentAccessors
 from heta_framework.kb.steps import IssueResolution, IssueSubject, StepIssue
 
 
@@ -34,8 +35,8 @@ def no_progress(description: str, total: int | None) -> ProgressHandle:
     return _NoProgress()
 
 
-class StepContext:
-    """Satisfies ``StepContextProtocol`` and adds issues, statistics and progress for one step run."""
+class StepContext(ComponentAccessors):
+    """Satisfies ``StepContextProtocol`` (typed component accessors from ``ComponentAccessors``) for one step run."""
 
     def __init__(
         self,

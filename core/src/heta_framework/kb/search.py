@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 from heta_framework.errors import ModeUnavailableError, QueryRecursionError, UnknownNameError, did_you_mean
+from heta_framework.kb.components import ComponentAccessors
 from heta_framework.kb.query_input import check_filters, check_text, check_top_k
 from heta_framework.kb.query_memo import QueryMemo
 
@@ -231,8 +232,9 @@ class QueryEngineRegistry:
         return [mode for mode, engine in self._engines.items() if not self.missing(engine, assets, components)]
 
 
-class QueryContext:
-    """What an engine gets: components, and ``query()`` — the only way to call another mode.
+class QueryContext(ComponentAccessors):
+    """What an engine gets: components (typed: ``context.store("vector")``, ``context.reranker()``), and
+    ``query()`` — the only way to call another mode.
 
     ``query()`` refuses a mode already on the call stack (A→B→A), checks that the
     mode is available, and records a nested trace node when tracing.

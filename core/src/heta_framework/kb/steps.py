@@ -9,11 +9,18 @@ model the recipe names ``strong``", never a model instance.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol, runtime_checkable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
+from heta_framework.kb.components import ComponentAccessProtocol
 from heta_framework.kb.search import SearchAsset
+
+if TYPE_CHECKING:
+    from heta_framework.kb.context import ProgressHandle
+    from heta_framework.kb.documents import DocumentRecord
+    from heta_framework.kb.state import CacheProtocol
 
 ComponentKind = Literal["models", "stores", "parsers"]
 
@@ -125,12 +132,51 @@ class StepCleanupPlan:
 
 
 @runtime_checkable
-class StepContextProtocol(Protocol):
-    def get_component(self, key: str) -> Any: ...
+class StepContextProtocol(ComponentAccessProtocol, Protocol):
+    """What a step's ``run(context)`` may use; the runner's ``StepContext`` satisfies it.
+
+    Components by key (``get_component``, the spec's API) or typed (``store("vector")``,
+    ``embedding_model()``, from ``ComponentAccessProtocol``); artifacts earlier steps set;
+    the documents this run builds; issues, statistics and progress for the build report.
+    """
 
     def get_artifact(self, key: str) -> Any: ...
 
     def set_artifact(self, key: str, value: Any) -> None: ...
+
+    @property
+    def root(self) -> Path:
+        """The knowledge-base folder."""
+        ...
+
+    #: the ids of the documents this run builds (new or changed), in catalog order
+    document_ids: list[str]
+    #: the build's number, for keys that must not collide with an earlier build's
+    run_id: int
+
+    def document(self, document_id: str) -> DocumentRecord: ...
+
+    def cache(self, name: str) -> CacheProtocol: ...
+
+    def report(
+        self,
+        code: str,
+        message: str,
+        *,
+        subject: tuple[str, str],
+        severity: str = "warning",
+        action: str | None = None,
+        outcome: str | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> StepIssue: ...
+
+    def describe_asset(self, kind: str, name: str, metadata: Mapping[str, Any]) -> None: ...
+
+    def retry_document(self, document_id: str) -> None: ...
+
+    def count(self, name: str, amount: int = 1) -> None: ...
+
+    def progress(self, description: str, total: int | None = None) -> ProgressHandle: ...
 
 
 @runtime_checkable

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, model_ref, store_ref
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, model_ref, store_ref
 
 from heta_plugin_graph.assets import GRAPH_ASSETS, GRAPH_SEARCH_MODE
 from heta_plugin_graph.deletion import delete_graph_documents
@@ -27,8 +27,8 @@ GRAPH_COMPONENTS = frozenset({store_ref("graph"), store_ref("vector"), store_ref
 
 
 def graph_paths(context: Any) -> list[str]:
-    vector_store = context.get_component("stores.vector")
-    paths = list(context.get_component("stores.graph").relative_paths())
+    vector_store = context.store("vector")
+    paths = list(context.store("graph").relative_paths())
     for name in (ENTITY_COLLECTION, RELATION_COLLECTION):
         if vector_store.has_collection(name):
             paths += vector_store.relative_paths(name)
@@ -66,12 +66,12 @@ class BuildGraph:
             search_assets=GRAPH_ASSETS,
         )
 
-    async def run(self, context: Any) -> None:
+    async def run(self, context: StepContextProtocol) -> None:
         await write_draft(context, load_draft(context), embed_descriptions=self.embed_descriptions)
-        context.set_artifact(GRAPH_STORE_ARTIFACT, {"paths": graph_paths(context), **context.get_component("stores.graph").counts()})
+        context.set_artifact(GRAPH_STORE_ARTIFACT, {"paths": graph_paths(context), **context.store("graph").counts()})
 
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
         return graph_cleanup(artifacts)
 
-    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
+    async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
         await delete_graph_documents(context, document_ids)

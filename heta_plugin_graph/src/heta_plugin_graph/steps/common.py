@@ -66,7 +66,7 @@ def llm_cache(context: Any) -> StateLlmCache:
 
 def make_caller(context: Any, model: str | None, *, prompt_version: str, concurrency: int, max_attempts: int, timeout: float) -> JsonLlmCaller:
     return JsonLlmCaller(
-        context.get_component(language_ref(model).key),
+        context.language_model(model),
         counter=context.count,
         cache=llm_cache(context),
         prompt_version=prompt_version,

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, model_ref, store_ref
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, model_ref, store_ref
 
 from heta_plugin_graph import dedup
 from heta_plugin_graph.draft import (
@@ -43,7 +43,7 @@ from heta_plugin_graph.vectors import embed_texts
 
 def load_draft(context: Any) -> GraphDraft:
     """The latest draft of this run, or an exactly-deduplicated one straight from the extraction files."""
-    objects = context.get_component("stores.objects")
+    objects = context.store("objects")
     key = optional_artifact(context, DRAFT_KEY)
     if key and objects.exists(key):
         return GraphDraft.from_dict(objects.get_json(key))
@@ -52,7 +52,7 @@ def load_draft(context: Any) -> GraphDraft:
 
 def save_draft(context: Any, draft: GraphDraft, stage: str) -> None:
     key = draft_key(context.run_id, stage)
-    context.get_component("stores.objects").put_json(key, draft.to_dict())
+    context.store("objects").put_json(key, draft.to_dict())
     context.set_artifact(DRAFT_KEY, key)
 
 
@@ -81,7 +81,7 @@ class DeduplicateEntities:
     def capabilities(self) -> StepCapabilities:
         return StepCapabilities(artifacts=frozenset({DRAFT_KEY}))
 
-    async def run(self, context: Any) -> None:
+    async def run(self, context: StepContextProtocol) -> None:
         draft = load_draft(context)
         context.count("entities_in", len(draft.entities))
         merged = draft
@@ -94,7 +94,7 @@ class DeduplicateEntities:
 
     async def _semantic(self, context: Any, draft: GraphDraft) -> GraphDraft:
         entities = list(draft.entities)
-        embedder = context.get_component("models.embedding")
+        embedder = context.embedding_model()
         vectors = await embed_texts(embedder, [dedup.name_text(e) for e in entities], context=context)
         groups = [part for g in await asyncio.to_thread(dedup.similar_groups, vectors, self.similarity_threshold) for part in dedup.split_large(g)]
         context.count("candidate_groups", len(groups))
@@ -146,7 +146,7 @@ class DeduplicateRelations:
     def capabilities(self) -> StepCapabilities:
         return StepCapabilities(artifacts=frozenset({DRAFT_KEY}))
 
-    async def run(self, context: Any) -> None:
+    async def run(self, context: StepContextProtocol) -> None:
         draft = load_draft(context)
         relations = merge_relations(draft.relations)
         context.count("relations_in", len(draft.relations))

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import attrs
 from heta_framework.kb.documents import Chunk, iter_chunks
-from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, store_ref
 
 from heta_plugin_graph.draft import DOCUMENTS_PER_FILE, EXTRACT_PREFIX, extraction_key, forget_documents
 from heta_plugin_graph.extraction import llm as llm_extraction
@@ -57,7 +57,7 @@ def retry_if_unreachable(context: Any, outcome: Any, unit: Chunk) -> None:
 
 
 def _load_units(context: Any) -> list[Chunk]:
-    objects = context.get_component("stores.objects")
+    objects = context.store("objects")
     return list(iter_chunks(objects, extraction_chunk_keys(context)))
 
 
@@ -92,8 +92,8 @@ class ExtractEntities:
     def capabilities(self) -> StepCapabilities:
         return StepCapabilities(artifacts=frozenset({EXTRACTION_KEYS}))
 
-    async def run(self, context: Any) -> None:
-        objects = context.get_component("stores.objects")
+    async def run(self, context: StepContextProtocol) -> None:
+        objects = context.store("objects")
         units = _load_units(context)
         progress = context.progress("extract entities", len(units))
         if self.extractor == "nlp":
@@ -144,8 +144,8 @@ class ExtractEntities:
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
         return StepCleanupPlan(paths=(f"objects/{EXTRACT_PREFIX.rstrip('/')}", "objects/graph/draft"), description="graph extraction files")
 
-    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
-        forget_documents(context.get_component("stores.objects"), document_ids)
+    async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
+        forget_documents(context.store("objects"), document_ids)
 
 
 @attrs.frozen
@@ -172,8 +172,8 @@ class ExtractRelations:
     def capabilities(self) -> StepCapabilities:
         return StepCapabilities(artifacts=frozenset({RELATIONS_EXTRACTED}))
 
-    async def run(self, context: Any) -> None:
-        objects = context.get_component("stores.objects")
+    async def run(self, context: StepContextProtocol) -> None:
+        objects = context.store("objects")
         units = {u.id: u for u in _load_units(context)}
         keys = list(context.get_artifact(EXTRACTION_KEYS))
         files = [objects.get_json(k) for k in keys]

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements
 from heta_framework.kb.stores import GraphStore, VectorStoreProtocol
 
 from heta_plugin_graph import matching
@@ -69,15 +69,15 @@ class MergeGraphIntoStore:
             search_assets=GRAPH_ASSETS,
         )
 
-    async def run(self, context: Any) -> None:
+    async def run(self, context: StepContextProtocol) -> None:
         draft = load_draft(context)
-        graph: GraphStore = context.get_component("stores.graph")
+        graph: GraphStore = context.store("graph")
         stored = await asyncio.to_thread(graph.get_entities, [e.id for e in draft.entities])
         new = [e for e in draft.entities if e.id not in stored]
         context.count("entities_already_stored", len(draft.entities) - len(new))
         precomputed: dict[str, Any] = {}
         if new:
-            embedder = context.get_component("models.embedding")
+            embedder = context.embedding_model()
             vectors = await embed_texts(embedder, [entity_text(e.name, e.type, e.description if self.embed_descriptions else "") for e in new], context=context)
             precomputed = {e.id: v for e, v in zip(new, vectors)}
             if self.semantic:
@@ -88,7 +88,7 @@ class MergeGraphIntoStore:
         context.set_artifact(GRAPH_STORE_ARTIFACT, {"paths": graph_paths(context), **graph.counts()})
 
     async def _match(self, context: Any, draft: GraphDraft, new: list[Any], vectors: Any) -> dict[str, str]:
-        vector_store: VectorStoreProtocol = context.get_component("stores.vector")
+        vector_store: VectorStoreProtocol = context.store("vector")
         if not vector_store.has_collection(ENTITY_COLLECTION):
             return {}
         collection = vector_store.collection(ENTITY_COLLECTION)
@@ -96,7 +96,7 @@ class MergeGraphIntoStore:
             return {}
         in_draft = draft.entity_ids()
         hits = await asyncio.to_thread(collection.search, vectors, self.candidates + 1)
-        graph: GraphStore = context.get_component("stores.graph")
+        graph: GraphStore = context.store("graph")
         candidate_ids = {
             h.id for row in hits for h in row if h.score >= self.similarity_threshold and h.id not in in_draft
         }
@@ -138,5 +138,5 @@ class MergeGraphIntoStore:
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
         return graph_cleanup(artifacts)
 
-    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
+    async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
         await delete_graph_documents(context, document_ids)

@@ -17,7 +17,7 @@ import attrs
 from heta_framework.builtin.steps.split import check_chunk_overlap, split_parsed
 from heta_framework.builtin.text_split import count_tokens
 from heta_framework.kb.documents import Chunk, chunk_to_dict, document_key, iter_chunks, parsed_from_dict
-from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, store_ref
 
 from heta_plugin_graph.steps.common import GRAPH_CHUNK_KEYS, check_positive, extraction_chunk_keys
 
@@ -26,7 +26,7 @@ RECHUNK_PREFIX = "graph/chunks/"
 
 
 def _delete_prefixed(context: Any, prefix: str, document_ids: list[str]) -> None:
-    objects = context.get_component("stores.objects")
+    objects = context.store("objects")
     for document_id in document_ids:
         objects.delete(f"{prefix}{document_key(document_id)}.json")
 
@@ -91,8 +91,8 @@ class MergeChunks:
     def capabilities(self) -> StepCapabilities:
         return StepCapabilities(artifacts=frozenset({GRAPH_CHUNK_KEYS}))
 
-    async def run(self, context: Any) -> None:
-        objects = context.get_component("stores.objects")
+    async def run(self, context: StepContextProtocol) -> None:
+        objects = context.store("objects")
         keys = []
         for key in extraction_chunk_keys(context):
             chunks = list(iter_chunks(objects, [key]))
@@ -109,7 +109,7 @@ class MergeChunks:
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
         return StepCleanupPlan(paths=("objects/graph/units",), description="merged extraction units")
 
-    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
+    async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
         _delete_prefixed(context, UNITS_PREFIX, document_ids)
 
 
@@ -130,8 +130,8 @@ class RechunkDocuments:
     def capabilities(self) -> StepCapabilities:
         return StepCapabilities(artifacts=frozenset({GRAPH_CHUNK_KEYS}))
 
-    async def run(self, context: Any) -> None:
-        objects = context.get_component("stores.objects")
+    async def run(self, context: StepContextProtocol) -> None:
+        objects = context.store("objects")
         keys = []
         for parsed_key in context.get_artifact("parsed_document_keys"):
             parsed = parsed_from_dict(objects.get_json(parsed_key))
@@ -147,5 +147,5 @@ class RechunkDocuments:
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
         return StepCleanupPlan(paths=("objects/graph/chunks",), description="graph extraction chunks")
 
-    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
+    async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
         _delete_prefixed(context, RECHUNK_PREFIX, document_ids)

@@ -10,7 +10,7 @@ import attrs
 from heta_framework.common.validators import positive_whole_number
 from heta_framework.kb.documents import iter_chunks
 from heta_framework.kb.search import SearchAsset
-from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, store_ref
 from heta_framework.kb.stores import ObjectStoreProtocol, TextIndexStore
 
 ASSET_KIND = "chunk_full_text_index"
@@ -55,9 +55,9 @@ class IndexFullText:
             search_assets=(full_text_asset(None, None),),
         )
 
-    async def run(self, context: Any) -> None:
-        store: TextIndexStore = context.get_component(ASSET_STORE)
-        objects: ObjectStoreProtocol = context.get_component("stores.objects")
+    async def run(self, context: StepContextProtocol) -> None:
+        store: TextIndexStore = context.store("text")
+        objects: ObjectStoreProtocol = context.store("objects")
         context.describe_asset(ASSET_KIND, ASSET_NAME, {"backend": store.backend, "analyzer": store.analyzer})
         chunk_keys = context.get_artifact("chunk_keys")
         progress = context.progress("index full text", len(chunk_keys))
@@ -87,6 +87,6 @@ class IndexFullText:
         index = artifacts.get(ASSET_KIND, {})
         return StepCleanupPlan(paths=tuple(index.get("paths", ())), description="full-text index folder")
 
-    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
-        store: TextIndexStore = context.get_component(ASSET_STORE)
+    async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
+        store: TextIndexStore = context.store("text")
         await asyncio.to_thread(store.delete_documents, document_ids)

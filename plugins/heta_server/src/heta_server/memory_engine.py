@@ -192,7 +192,7 @@ def _record(context: QueryContext, result: QueryResult) -> Any:
 
 
 async def _rerank(context: QueryContext, text: str, scored: list[QueryResult]) -> list[QueryResult]:
-    reranker = context.get_component(RERANKER)
+    reranker = context.reranker()
     hits = await reranker.rerank(text, [r.text for r in scored], len(scored))
     reordered: list[QueryResult] = []
     seen: set[int] = set()

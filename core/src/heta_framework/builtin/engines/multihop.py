@@ -132,7 +132,7 @@ class _Session:
         self.request = request
         self.context = context
         self.max_rounds = query_options(engine, request).max_rounds
-        self.model = context.get_component(LANGUAGE.key)
+        self.model = context.language_model()
         self.evidence: dict[str, QueryResult] = {}  # useful results, each once, in the order found
         self.retrieved: dict[str, QueryResult] = {}  # everything retrieved, each once
         self.notes: list[str] = []  # extracted information; internal, never returned

@@ -84,7 +84,7 @@ class RerankSearchEngine:
 
 
 async def _rerank(context: QueryContext, request: QueryRequest, fused: Sequence[QueryResult]) -> list[QueryResult]:
-    reranker = context.get_component(RERANKER)
+    reranker = context.reranker()
     hits = await reranker.rerank(request.text, [result.text for result in fused], min(request.top_k, len(fused)))
     reranked: list[QueryResult] = []
     seen: set[int] = set()

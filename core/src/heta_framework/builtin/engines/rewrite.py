@@ -98,7 +98,7 @@ class RewriteSearchEngine:
 
     async def _variants(self, request: QueryRequest, context: QueryContext) -> tuple[list[str], dict[str, Any] | None]:
         """(variants, None) or ([], the issue that explains why there are none)."""
-        model = context.get_component(LANGUAGE.key)
+        model = context.language_model()
         messages = [
             Message("system", REWRITE_PROMPT.format(count=self.variant_count)),
             Message("user", request.text),

@@ -15,6 +15,7 @@ from heta_framework.kb.documents import document_key
 from heta_framework.kb.steps import (
     StepCapabilities,
     StepCleanupPlan,
+    StepContextProtocol,
     StepRequirements,
     parser_ref,
     store_ref,
@@ -73,9 +74,9 @@ class ParseDocuments:
     def capabilities(self) -> StepCapabilities:
         return StepCapabilities(artifacts=frozenset({"parsed_document_keys"}))
 
-    async def run(self, context: Any) -> None:
-        parsers = context.get_component("parsers.documents")
-        objects = context.get_component("stores.objects")
+    async def run(self, context: StepContextProtocol) -> None:
+        parsers = context.parsers()
+        objects = context.store("objects")
         keys: list[str] = []
         document_ids = context.get_artifact("document_ids")
         progress = context.progress("parse documents", len(document_ids))
@@ -171,7 +172,7 @@ class ParseDocuments:
                 details={"pages": ",".join(map(str, pages))},
             )
             return attrs.evolve(result, images=()), []
-        readings = await read_images(reader, context.get_component("stores.objects"), result.images, self.image_concurrency)
+        readings = await read_images(reader, context.store("objects"), result.images, self.image_concurrency)
         texts: dict[int, str] = {}
         unread: list[int] = []
         for reading in readings:
@@ -198,7 +199,7 @@ class ParseDocuments:
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
         return StepCleanupPlan(paths=("objects/parsed",), description="parsed document text")
 
-    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
-        objects = context.get_component("stores.objects")
+    async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
+        objects = context.store("objects")
         for document_id in document_ids:
             objects.delete(parsed_key(document_id))

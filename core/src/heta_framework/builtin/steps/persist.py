@@ -10,7 +10,7 @@ import attrs
 
 from heta_framework.kb.documents import iter_chunks
 from heta_framework.kb.search import SearchAsset
-from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, store_ref
 from heta_framework.kb.stores import ObjectStoreProtocol, SQLStore
 
 CHUNK_TEXT_ASSET = SearchAsset(kind="chunk_text_index", name="chunks", store="stores.sql", metadata={"table": "chunks"})
@@ -39,9 +39,9 @@ class PersistChunks:
             search_assets=(CHUNK_TEXT_ASSET,),
         )
 
-    async def run(self, context: Any) -> None:
-        store: SQLStore = context.get_component("stores.sql")
-        objects: ObjectStoreProtocol = context.get_component("stores.objects")
+    async def run(self, context: StepContextProtocol) -> None:
+        store: SQLStore = context.store("sql")
+        objects: ObjectStoreProtocol = context.store("objects")
         batch = []
         written = 0
         for chunk in iter_chunks(objects, context.get_artifact("chunk_keys")):
@@ -58,6 +58,6 @@ class PersistChunks:
         index = artifacts.get("chunk_text_index", {})
         return StepCleanupPlan(paths=tuple(index.get("paths", ())), description="SQLite chunk table")
 
-    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
-        store: SQLStore = context.get_component("stores.sql")
+    async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
+        store: SQLStore = context.store("sql")
         await asyncio.to_thread(store.delete_documents, document_ids)

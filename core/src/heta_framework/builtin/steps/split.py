@@ -10,7 +10,7 @@ import attrs
 from heta_framework.builtin.text_split import split_text
 from heta_framework.common.validators import positive_whole_number
 from heta_framework.kb.documents import Chunk, chunk_to_dict, document_key, parsed_from_dict
-from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, store_ref
 
 CHUNKS_PREFIX = "chunks/"
 
@@ -70,8 +70,8 @@ class SplitDocuments:
     def split(self, parsed: Any) -> list[Chunk]:
         return split_parsed(parsed, self.chunk_size, self.chunk_overlap)
 
-    async def run(self, context: Any) -> None:
-        objects = context.get_component("stores.objects")
+    async def run(self, context: StepContextProtocol) -> None:
+        objects = context.store("objects")
         keys: list[str] = []
         parsed_keys = context.get_artifact("parsed_document_keys")
         progress = context.progress("split documents", len(parsed_keys))
@@ -89,7 +89,7 @@ class SplitDocuments:
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
         return StepCleanupPlan(paths=("objects/chunks",), description="document chunks")
 
-    async def delete_documents(self, context: Any, document_ids: list[str]) -> None:
-        objects = context.get_component("stores.objects")
+    async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
+        objects = context.store("objects")
         for document_id in document_ids:
             objects.delete(chunks_key(document_id))
