@@ -302,3 +302,24 @@ async def test_co_occurrences_embed_their_sentence_once(tmp_path, registry, embe
     assert all(h.score == pytest.approx(1.0, abs=1e-4) for h in hits[: len(sharing)])
     assert all(h.score < 0.99 for h in hits[len(sharing) :])
     kb.close()
+
+
+async def test_search_returns_one_relation_per_sentence_and_fills_the_list(tmp_path, registry, embedding_only, base_steps):
+    # one sentence naming four places holds six co-occurrences with one vector: they must not fill the relation hits
+    crowded = "Paris, Berlin, Madrid and Rome are capitals in Europe."
+    kb, _ = await build_kb(
+        tmp_path, registry, graph_recipe(embedding_only, base_steps, embed_descriptions=False),
+        [SourceDocument(text=crowded + " " + OCEAN, id="mixed", name="mixed.txt"),
+         SourceDocument(text=RIVERS, id="rivers", name="rivers.txt")],
+    )
+    graph = kb.get_component("stores.graph")
+    relations = graph.get_relations(list(graph.facts_of_documents(["mixed", "rivers"])[1]))
+    assert sum(r.description == crowded for r in relations.values()) >= 3
+    distinct_sentences = len({r.description for r in relations.values()})
+    response = await kb.query("European capital cities", mode="heta_graph_search", top_k=4,
+                              options={"include": "relations", "max_neighbors": 0, "min_score": -1.0})
+    descriptions = [r.metadata["description"] for r in response.results]
+    assert descriptions[0] == crowded  # the best sentence is still first
+    # the other sentences fill the list (min_score -1: unrelated sentences score below 0)
+    assert len(descriptions) == len(set(descriptions)) == min(4, distinct_sentences)
+    kb.close()

@@ -107,6 +107,38 @@ def _matches(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
     return True
 
 
+#: relation hits fetched per wanted one, so that collapsing same-sentence co-occurrences still fills the list
+RELATION_OVERFETCH = 4
+
+
+def _distinct_relation_hits(collection: Any, query_vector: np.ndarray, wanted: int, min_score: float) -> dict[str, float]:
+    """The best ``wanted`` relation hits with one hit per distinct vector.
+
+    The nlp extractor's co-occurrences of one sentence share that sentence's vector
+    (vectors.relation_text), so a sentence naming six entities would take fifteen of
+    the top relation slots with one piece of evidence. Keep the best hit of each
+    embedded text (its ``text_hash``, stored beside every graph vector) and fetch
+    more to fill the list.
+    """
+    fetch = wanted * RELATION_OVERFETCH
+    while True:
+        hits = collection.search(query_vector, fetch)[0]
+        kept: dict[str, float] = {}
+        seen: set[str] = set()
+        for hit in hits:
+            if hit.score < min_score:
+                return kept  # hits come best first: the rest score lower still
+            text = hit.metadata.get("text_hash") or hit.id  # a vector written without a hash stands for itself
+            if text not in seen:
+                seen.add(text)
+                kept[hit.id] = hit.score
+                if len(kept) == wanted:
+                    return kept
+        if len(hits) < fetch:  # the collection has no more
+            return kept
+        fetch *= RELATION_OVERFETCH  # rare: one text shared by more facts than we fetched
+
+
 class HetaGraphSearchEngine:
     mode: ClassVar[str] = GRAPH_SEARCH_MODE
     required_assets: ClassVar[frozenset[SearchAssetRef]] = frozenset(
@@ -145,9 +177,7 @@ class HetaGraphSearchEngine:
                 if hit.score >= options.min_score:
                     entity_scores[hit.id] = (hit.score, {"hop": 0})
         if want_relations:
-            for hit in relations_collection.search(query_vector, options.relation_top_k or top_k)[0]:
-                if hit.score >= options.min_score:
-                    relation_scores[hit.id] = hit.score
+            relation_scores = _distinct_relation_hits(relations_collection, query_vector, options.relation_top_k or top_k, options.min_score)
         entities = graph.get_entities(list(entity_scores))
         entity_scores = {i: s for i, s in entity_scores.items() if i in entities}
 
