@@ -13,7 +13,7 @@ EXTRAS_plugins/heta_plugin_postgres := [test]
 EXTRAS_plugins/heta_plugin_local := [e5]
 DIST_SPECS := $(foreach d,$(DISTS),-e "./$(d)$(EXTRAS_$(d))")
 
-.PHONY: install demo test bench clean wheels
+.PHONY: install demo lint test bench clean wheels
 
 install: $(STAMP)
 
@@ -28,7 +28,12 @@ $(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(DISTS))
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python examples/demo.py
 
-test: $(STAMP)
+# ruff and mypy as pyproject.toml configures them (both come with the dev extra); make test runs it first
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: $(STAMP) lint
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -19,12 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import heta_plugin_fulltext
 from common import load_articles, machine_load, write_result
 from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
 from heta_framework.kb import KnowledgeBase, Recipe, StoreConfig
 from heta_framework.testing import make_registry
-
-import heta_plugin_fulltext
 from heta_plugin_fulltext import IndexFullText
 
 FILE_BYTES = 128 * 1024

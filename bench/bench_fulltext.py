@@ -158,8 +158,8 @@ def compare_query_speed(raw: Callable[[str], list], plugin: Callable[[str], list
         part = texts[start : start + 100]
         raw_best = plugin_best = float("inf")
         for _ in range(rounds):
-            raw_best = min(raw_best, timed(lambda: [raw(text) for text in part])[0])
-            plugin_best = min(plugin_best, timed(lambda: [plugin(text) for text in part])[0])
+            raw_best = min(raw_best, timed(lambda part=part: [raw(text) for text in part])[0])
+            plugin_best = min(plugin_best, timed(lambda part=part: [plugin(text) for text in part])[0])
         raw_total += raw_best
         plugin_total += plugin_best
     return len(texts) / raw_total, len(texts) / plugin_total
@@ -173,11 +173,13 @@ def speed(backend: str, chunks: Sequence[Chunk], texts: Sequence[str], folder: P
     pairs = [(chunk.id, chunk.text) for chunk in chunks]
     # alternate the two so that machine noise hits both alike; keep the best time of each
     for round_number in range(rounds):
-        seconds, raw_ix = timed(lambda: raw_index(folder / f"raw-{backend}-{round_number}", pairs))
+        seconds, raw_ix = timed(lambda round_number=round_number: raw_index(folder / f"raw-{backend}-{round_number}", pairs))
         raw_seconds = min(raw_seconds, seconds)
         if plugin_store is not None:
             plugin_store.close()
-        seconds, plugin_store = timed(lambda: plugin_index(backend, folder / f"plugin-{backend}-{round_number}", chunks, batch_size))
+        seconds, plugin_store = timed(
+            lambda round_number=round_number: plugin_index(backend, folder / f"plugin-{backend}-{round_number}", chunks, batch_size)
+        )
         plugin_seconds = min(plugin_seconds, seconds)
     raw_qps, plugin_qps = compare_query_speed(raw_searcher(raw_ix), plugin_searcher(plugin_store), texts, rounds)
     plugin_store.close()

@@ -65,12 +65,13 @@ class HashingEmbedder:
 
 
 def registry():
-    import heta_plugin_graph
     import heta_plugin_local
     import heta_plugin_openai
-    import heta_plugin_vector
     from heta_framework.common.models import ModelProvider
     from heta_framework.testing import inline_plugin, make_registry
+
+    import heta_plugin_graph
+    import heta_plugin_vector
 
     hashing = ModelProvider(name="bench", kinds=frozenset({"embedding"}), create=HashingEmbedder, description="feature hashing")
     return make_registry(heta_plugin_vector, heta_plugin_local, heta_plugin_graph, heta_plugin_openai, inline_plugin("bench", model_providers=[hashing]))
@@ -166,6 +167,7 @@ def step_stats(report) -> dict:
 async def llm_calls(articles, work: Path) -> dict:
     from heta_framework.kb import KnowledgeBase, Recipe
     from heta_framework.testing.http import ScriptedServer
+
     from heta_plugin_graph import HetaGraphProcedure
 
     reg = registry()
@@ -240,6 +242,7 @@ async def llm_calls(articles, work: Path) -> dict:
 async def throughput(articles, work: Path, levels, quick: bool) -> list[dict]:
     from heta_framework.kb import KnowledgeBase, Recipe
     from heta_framework.testing.http import ScriptedServer
+
     from heta_plugin_graph import ExtractEntities, ExtractRelations
 
     reg = registry()
@@ -277,6 +280,7 @@ def stats_seconds(report, names) -> float:
 
 async def offline(articles, work: Path, quick: bool) -> dict:
     from heta_framework.kb import KnowledgeBase, Recipe
+
     from heta_plugin_graph import HetaGraphProcedure
 
     reg = registry()
@@ -300,8 +304,8 @@ async def offline(articles, work: Path, quick: bool) -> dict:
     with graph._lock:
         rows = graph._db.execute("SELECT name, type, description FROM entities ORDER BY id LIMIT ?", (128 if quick else 512,)).fetchall()
     texts = [entity_text(*row) for row in rows]
-    from heta_plugin_local import create_client
     from heta_framework.common.models import EmbeddingModel
+    from heta_plugin_local import create_client
 
     minilm = create_client(EmbeddingModel(model_name=MODEL))
     await minilm.embed(texts[:8])  # load the weights outside the timing

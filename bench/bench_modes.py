@@ -52,8 +52,18 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import raw  # noqa: E402
 from common import (  # noqa: E402
-    Timer, alternating, timed, comparison, known_item_queries, load_articles, machine_load, mrr_recall, peak_memory_mb, percentiles_ms,
-    ranked_documents, write_result,
+    Timer,
+    alternating,
+    comparison,
+    known_item_queries,
+    load_articles,
+    machine_load,
+    mrr_recall,
+    peak_memory_mb,
+    percentiles_ms,
+    ranked_documents,
+    timed,
+    write_result,
 )
 
 EMBEDDING = "local/all-MiniLM-L6-v2"
@@ -85,6 +95,7 @@ def recipe(with_graph: bool = True):
     from heta_framework.common.models import EmbeddingModel
     from heta_framework.kb import KnowledgeModels, Recipe
     from heta_plugin_fulltext import IndexFullText
+
     from heta_plugin_graph import HetaGraphProcedure
     from heta_plugin_vector import EmbedChunks, IndexVectors
 

@@ -73,6 +73,7 @@ def full_recipe(sql_analyzer: str, text_analyzer: str):
     from heta_framework.common.models import EmbeddingModel
     from heta_framework.kb import KnowledgeModels, Recipe, StoreConfig
     from heta_plugin_fulltext import IndexFullText
+
     from heta_plugin_graph import HetaGraphProcedure
     from heta_plugin_vector import EmbedChunks, IndexVectors
 

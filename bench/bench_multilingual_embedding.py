@@ -36,6 +36,7 @@ def vector_recipe(model_name: str):
     from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
     from heta_framework.common.models import EmbeddingModel
     from heta_framework.kb import KnowledgeModels, Recipe
+
     from heta_plugin_vector import EmbedChunks, IndexVectors
 
     return Recipe(

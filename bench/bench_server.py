@@ -37,9 +37,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine_load, percentiles_ms, write_result  # noqa: E402
-
 import httpx  # noqa: E402
+from common import machine_load, percentiles_ms, write_result  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = ROOT / "examples" / "documents"

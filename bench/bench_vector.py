@@ -170,7 +170,11 @@ def scale(n: int, index: str, query_count: int, folder: Path) -> dict:
         "vectors": n,
         "dimension": DIMENSION,
         "index": index,
-        "parameters": {"nlist": config.nlist, "nprobe": config.nprobe} if index == "ivf" else {"hnsw_m": config.hnsw_m, "ef_construction": config.ef_construction, "ef_search": config.ef_search},
+        "parameters": (
+            {"nlist": config.nlist, "nprobe": config.nprobe}
+            if index == "ivf"
+            else {"hnsw_m": config.hnsw_m, "ef_construction": config.ef_construction, "ef_search": config.ef_search}
+        ),
         "build_s": round(build.seconds, 1),
         "peak_rss_mb": peak,
         "index_file_mb": round(index_bytes / 2**20, 1),

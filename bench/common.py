@@ -17,7 +17,7 @@ import resource
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from heta_framework.evaluation import known_item_queries  # noqa: F401  (bench_modes imports it from here)
@@ -73,7 +73,7 @@ class Timer:
 def write_result(name: str, data: dict) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
-    stamped = {**data, "written_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    stamped = {**data, "written_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
     path.write_text(json.dumps(stamped, indent=2, ensure_ascii=False) + "\n")
     return path
 

@@ -185,7 +185,11 @@ def _graph_section(data: dict) -> list[str]:
     if calls:
         first = calls.get("first_build", {})
         rows = [
-            ["first build", f"{_fmt(first.get('extraction_calls_per_chunk'), 2)} per chunk ({_fmt(first.get('extraction_calls'))} for {_fmt(first.get('chunks'))} chunks)"],
+            [
+                "first build",
+                f"{_fmt(first.get('extraction_calls_per_chunk'), 2)} per chunk "
+                f"({_fmt(first.get('extraction_calls'))} for {_fmt(first.get('chunks'))} chunks)",
+            ],
             ["rebuild", _fmt(calls.get("rebuild", {}).get("llm_calls"))],
             ["resume after interruption: repeated calls", _fmt(calls.get("resume", {}).get("repeated_calls"))],
             ["delete documents", _fmt(calls.get("delete_documents", {}).get("llm_calls"))],

@@ -10,6 +10,7 @@ from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDoc
 from heta_framework.common.models import EmbeddingModel
 from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe, SourceDocument
 from heta_framework.plugins.registry import PluginRegistry
+
 from heta_plugin_vector import EmbedChunks, IndexVectors
 
 DOCUMENTS = {

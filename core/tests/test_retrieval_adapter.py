@@ -35,7 +35,8 @@ def test_settings_override_only_what_is_given():
 
 
 def test_metadata_is_flat_provenance_plus_score_mode_and_evidence():
-    chunk = QueryResult(id="whales-0", text="Whales breathe air.", score=0.4, metadata={"document_id": "whales", "source": "w.md", "start": 0, "end": 19, "chunk_index": 0})
+    provenance = {"document_id": "whales", "source": "w.md", "start": 0, "end": 19, "chunk_index": 0}
+    chunk = QueryResult(id="whales-0", text="Whales breathe air.", score=0.4, metadata=provenance)
     fact = QueryResult(id="entity:whale", text="whale", score=0.9, kind="entity", evidence=(chunk,), sources=("heta_graph_search", "hybrid_search"))
     response = QueryResponse(results=[fact, chunk], metadata={"mode": "hybrid_search"})
     metadata = result_metadata(fact, response)

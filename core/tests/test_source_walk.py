@@ -17,7 +17,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from heta_framework.kb import KnowledgeBase
 
 

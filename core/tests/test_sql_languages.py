@@ -7,7 +7,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from heta_framework.builtin.steps.parse import ParseDocuments
 from heta_framework.builtin.steps.persist import PersistChunks
 from heta_framework.builtin.steps.split import SplitDocuments

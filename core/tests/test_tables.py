@@ -21,15 +21,15 @@ def test_columns_without_a_header_cell_get_letters():
 
 
 def test_csv_delimiters_are_sniffed_and_tsv_uses_tabs():
-    semicolons = parse_delimited("city;country\nLyon;France\n".encode(), "places.csv")
+    semicolons = parse_delimited(b"city;country\nLyon;France\n", "places.csv")
     assert semicolons.text == "[places row 2] city: Lyon | country: France"
-    tabs = parse_delimited("a\tb\n1\t2, with a comma\n".encode(), "values.tsv")
+    tabs = parse_delimited(b"a\tb\n1\t2, with a comma\n", "values.tsv")
     assert tabs.text == "[values row 2] a: 1 | b: 2, with a comma"
-    quoted = parse_delimited('name,quote\nAda,"The Analytical Engine, she wrote"\n'.encode(), "q.csv")
+    quoted = parse_delimited(b'name,quote\nAda,"The Analytical Engine, she wrote"\n', "q.csv")
     assert quoted.text == "[q row 2] name: Ada | quote: The Analytical Engine, she wrote"
     assert quoted.metadata["table_rows"] == 1
 
 
 def test_a_one_column_csv_is_still_a_table():
-    result = parse_delimited("word\nalpha\nbeta\n".encode(), "words.csv")
+    result = parse_delimited(b"word\nalpha\nbeta\n", "words.csv")
     assert result.text.splitlines() == ["[words row 2] word: alpha", "[words row 3] word: beta"]

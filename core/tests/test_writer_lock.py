@@ -76,7 +76,7 @@ def test_two_builds_at_once_both_finish_and_the_stores_agree(kb_path, tmp_path):
     second = _write_documents(tmp_path / "beta", 150, "beta")
     runs = [_python(BUILD_SCRIPT, str(kb_path), str(folder), "120") for folder in (first, second)]
     outputs = [process.communicate(timeout=300) for process in runs]
-    for process, (out, err) in zip(runs, outputs):
+    for process, (_out, err) in zip(runs, outputs):
         assert process.returncode == 0, err
     kb = KnowledgeBase.load(kb_path)
     catalog = set(kb.documents)

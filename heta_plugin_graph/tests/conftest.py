@@ -4,7 +4,6 @@ import importlib
 import json
 import sys
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 
@@ -23,21 +22,20 @@ def _installed_package(name: str):
 for _name in ("heta_plugin_graph", "heta_plugin_vector"):
     _installed_package(_name)
 
-import pytest
-
-import heta_plugin_graph
 import heta_plugin_local
 import heta_plugin_openai
-import heta_plugin_vector
+import pytest
 from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
 from heta_framework.common.models import EmbeddingModel, LanguageModel
 from heta_framework.kb import KnowledgeModels
 from heta_framework.testing import make_registry
 from heta_framework.testing.http import ScriptedServer, chat_completion_body, last_user_message
-from heta_plugin_local import create_client
-from heta_plugin_vector import EmbedChunks, IndexVectors
-
 from heta_plugin_graph.normalize import normalize_name
+from heta_plugin_local import create_client
+
+import heta_plugin_graph
+import heta_plugin_vector
+from heta_plugin_vector import EmbedChunks, IndexVectors
 
 MODEL = "local/all-MiniLM-L6-v2"
 

@@ -7,7 +7,6 @@ from collections import Counter
 from heta_framework.common.models import Completion, Message
 from heta_framework.common.retry import RetryPolicy
 from heta_framework.errors import ModelError
-
 from heta_plugin_graph.llm.cache import LlmCache
 from heta_plugin_graph.llm.calls import JsonLlmCaller, is_retryable
 

@@ -5,17 +5,16 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import attrs
+import heta_plugin_local
 import pytest
-
 from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
 from heta_framework.testing import inline_plugin, make_registry
+from heta_plugin_graph.normalize import entity_id, normalize_name
 
 import heta_plugin_graph
-import heta_plugin_local
 import heta_plugin_vector
 from heta_plugin_graph import BuildGraph, ExtractEntities, ExtractRelations, HetaGraphProcedure
-from heta_plugin_graph.normalize import entity_id, normalize_name
 
 OCEAN = (
     "The Pacific Ocean is the largest ocean on Earth. Blue whales feed on krill in the Pacific Ocean. "
@@ -219,6 +218,7 @@ async def test_missing_evidence_chunk_is_an_issue(tmp_path, embedding_only, base
 
 async def test_merged_extraction_units_keep_member_chunks_as_evidence(tmp_path, registry, embedding_only):
     from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
+
     from heta_plugin_vector import EmbedChunks, IndexVectors
 
     text = "Krill swarm in the Southern Ocean. " * 6 + "Emperor penguins breed in Antarctica. " * 6

@@ -22,7 +22,6 @@ def _installed_package(name: str):
 _installed_package("heta_plugin_rerank")
 
 import pytest  # noqa: E402
-
 from heta_framework.testing.http import scripted_server  # noqa: E402, F401  (the shared fixture)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: these tests never reach a hub

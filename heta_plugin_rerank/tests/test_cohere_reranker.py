@@ -7,10 +7,10 @@ import logging
 import time
 
 import pytest
-
 from heta_framework.common.models import RerankClient, RerankHit, RerankModel
 from heta_framework.errors import ModelError, ModelTimeoutError
 from heta_framework.testing.http import rerank_body
+
 from heta_plugin_rerank import CohereRerankClient
 
 DOCUMENTS = ["cats purr", "whales sing", "the ocean is deep", "dogs bark"]

@@ -3,9 +3,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from heta_framework.common.models import RerankClient, RerankModel
 from heta_framework.errors import ModelError
+
 from heta_plugin_rerank import LocalCrossEncoderReranker
 
 QUERY = "where do whales live"

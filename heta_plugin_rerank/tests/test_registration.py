@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import pytest
-
-import heta_plugin_rerank
 from heta_framework.common.models import RerankModel
 from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe
 from heta_framework.plugins.registry import PluginRegistry
 from heta_framework.testing import make_registry
 from heta_framework.testing.http import rerank_body
+
+import heta_plugin_rerank
 from heta_plugin_rerank import CohereRerankClient, LocalCrossEncoderReranker
 
 

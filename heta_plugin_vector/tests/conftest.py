@@ -21,16 +21,16 @@ def _installed_package(name: str):
 _installed_package("heta_plugin_vector")
 
 import attrs
+import heta_plugin_local
 import numpy as np
 import pytest
-
-import heta_plugin_local
-import heta_plugin_vector
 from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
 from heta_framework.common.models import EmbeddingModel, ModelProvider
 from heta_framework.kb import KnowledgeModels, Recipe
 from heta_framework.testing import inline_plugin, make_registry
 from heta_plugin_local import create_client
+
+import heta_plugin_vector
 from heta_plugin_vector import EmbedChunks, IndexVectors
 
 DOCUMENTS = Path(__file__).resolve().parents[2] / "examples" / "documents"

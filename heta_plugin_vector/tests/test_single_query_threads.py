@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import faiss
 import numpy as np
-
-from heta_plugin_vector import indexes
 from heta_plugin_vector.collection import FaissCollection
 from heta_plugin_vector.config import FaissStoreConfig
+
+from heta_plugin_vector import indexes
 
 
 def test_single_threaded_is_scoped_and_changes_no_result(tmp_path):

@@ -6,9 +6,9 @@ import json
 
 import numpy as np
 import pytest
-
 from heta_framework.errors import KnowledgeBaseError
 from heta_framework.kb.stores import VectorCollectionProtocol, VectorStoreProtocol
+
 from heta_plugin_vector import FaissStoreConfig, FaissVectorStore
 
 
@@ -38,7 +38,7 @@ def test_store_satisfies_the_core_protocols(tmp_path):
 def test_cosine_search_upsert_and_delete_by_id(tmp_path, clustered):
     vectors = clustered(500)
     collection = FaissVectorStore.open(None, tmp_path).collection("chunks", dimension=32)
-    ids = _fill(collection, vectors * 3.0)  # unnormalised input: the store normalises
+    _fill(collection, vectors * 3.0)  # unnormalised input: the store normalises
     assert len(collection) == 500
     hits = collection.search(vectors[7], top_k=5)[0]
     assert [h.id for h in hits] == _exact_top(vectors, vectors[7], 5)

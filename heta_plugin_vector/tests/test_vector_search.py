@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 from heta_framework.common.models import EmbeddingModel
 from heta_framework.errors import ModelError, StepFailedError
 from heta_framework.kb import KnowledgeBase, KnowledgeModels, SourceDocument, StoreConfig

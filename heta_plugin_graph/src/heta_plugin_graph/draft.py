@@ -237,7 +237,7 @@ def merge_relations(relations: Iterable[DraftRelation]) -> tuple[DraftRelation, 
         rid = relation_id(source, target, relation.type)
         groups.setdefault(rid, []).append(attrs.evolve(relation, id=rid, source_id=source, target_id=target))
     merged = []
-    for rid, members in groups.items():
+    for members in groups.values():
         evidence = _merge_evidence(e for m in members for e in m.evidence)
         merged.append(attrs.evolve(members[0], evidence=evidence, description=_best_description(evidence) or members[0].description))
     return tuple(sorted(merged, key=lambda r: r.id))

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 from haystack import Document, Pipeline
 from haystack.components.builders import PromptBuilder
+from haystack_integrations.components.retrievers.heta import HetaRetriever
 from heta_framework.errors import ModeUnavailableError
 from heta_framework.kb import KnowledgeBase
-
-from haystack_integrations.components.retrievers.heta import HetaRetriever
 
 PROMPT = "Context:\n{% for document in documents %}[{{ document.meta.document_id }}] {{ document.content }}\n{% endfor %}Question: {{ question }}"
 

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import heta_plugin_example
 import pytest
-
 from heta_framework.errors import ModeUnavailableError, RecipeError, RecipeValidationError
 from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument
 from heta_framework.testing import make_registry
-
-import heta_plugin_example
 from heta_plugin_example import IndexTitles
 
 WHALE = """# Whale

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from heta_framework.kb.documents import Chunk
-
 from heta_plugin_example.titles import entry_words, fold, query_words, score, title_entries, words
 
 

@@ -2,9 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import heta_plugin_fulltext
+import pytest
 from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
 from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument, StoreConfig
 from heta_framework.testing import make_registry

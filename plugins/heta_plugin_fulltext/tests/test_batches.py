@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
 from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument, StoreConfig
-
 from heta_plugin_fulltext import IndexFullText
 
 SENTENCE = "Sea otters float on their backs and crack shells on stones they carry. "

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-import pytest
-
 import heta_plugin_fulltext
+import pytest
 from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
 from heta_framework.errors import RecipeError
 from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import attrs
 import pytest
-
 from heta_framework.kb import KnowledgeBase, SourceDocument
 from heta_plugin_fulltext import TextIndexStore
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from heta_framework.kb import SourceDocument
 from heta_plugin_fulltext.manifest import MANIFEST_FILE
 

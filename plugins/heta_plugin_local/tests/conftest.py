@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-
 from heta_framework.common.models import EmbeddingModel
 from heta_plugin_local import create_client
 

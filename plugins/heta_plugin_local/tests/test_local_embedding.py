@@ -6,10 +6,9 @@ import asyncio
 import shutil
 import sys
 
+import heta_plugin_local
 import numpy as np
 import pytest
-
-import heta_plugin_local
 from heta_framework.common.models import EmbeddingClient, EmbeddingModel, LanguageModel
 from heta_framework.errors import ModelError
 from heta_framework.testing import make_registry

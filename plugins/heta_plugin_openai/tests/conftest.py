@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-
 from heta_framework.common.models import EmbeddingModel, LanguageModel
 from heta_framework.testing.http import scripted_server  # noqa: F401  (the shared fixture)
 

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from heta_framework.common.models import EmbeddingClient
 from heta_framework.errors import ModelError
 from heta_framework.testing.http import embeddings_body
@@ -47,7 +46,7 @@ async def test_items_returned_out_of_order_are_put_back_by_index(scripted_server
 
 def test_dimension_before_first_call_needs_the_option(embedding_model):
     with pytest.raises(ModelError, match="options.dimension"):
-        OpenAIEmbeddingClient(embedding_model()).dimension
+        _ = OpenAIEmbeddingClient(embedding_model()).dimension
     assert OpenAIEmbeddingClient(embedding_model(dimension=3)).dimension == 3
 
 

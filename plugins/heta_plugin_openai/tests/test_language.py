@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from heta_framework.common.models import Completion, LanguageClient, Message
 from heta_framework.testing.http import chat_completion_body, last_user_message
 from heta_plugin_openai import OpenAILanguageClient

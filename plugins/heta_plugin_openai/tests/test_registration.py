@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-import pytest
-
 import heta_plugin_openai
+import pytest
 from heta_framework.common.models import EmbeddingModel, LanguageModel, Message
 from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe
 from heta_framework.plugins.registry import PluginRegistry

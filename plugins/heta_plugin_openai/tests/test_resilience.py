@@ -8,7 +8,6 @@ import socket
 import time
 
 import pytest
-
 from heta_framework.common.models import LanguageModel, Message
 from heta_framework.errors import ModelError, ModelTimeoutError
 from heta_framework.testing.http import chat_completion_body, embeddings_body, openai_error_body

@@ -16,7 +16,6 @@ from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
 from heta_framework.common.models import EmbeddingModel
 from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe, SourceDocument
 from heta_framework.plugins.registry import PluginRegistry
-
 from heta_server.app import create_app
 from heta_server.config import ServerConfig
 

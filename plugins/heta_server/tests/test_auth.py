@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 from heta_framework.cli.main import cli
-
 from heta_server.config import ServerConfig, ServerConfigError, read_token
 
 TOKEN = "t0ken-for-tests-0123456789abcdef"

@@ -9,7 +9,6 @@ import pytest
 from heta_framework.builtin.engines.fusion import RankedList, reciprocal_rank_fusion
 from heta_framework.kb import KnowledgeBase
 from heta_framework.plugins.registry import PluginRegistry
-
 from heta_server.memory_engine import LEGS
 
 ARTICLES = Path(__file__).resolve().parents[3] / "examples" / "documents"

@@ -11,10 +11,8 @@ from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
 from heta_framework.errors import InvalidQueryError
 from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe, SourceDocument
 from heta_framework.plugins.registry import PluginRegistry
-
 from heta_server.memory_access import access_log
 from heta_server.memory_engine import LEGS
-
 
 
 def full_text_recipe() -> Recipe:

@@ -7,7 +7,6 @@ import sys
 import time
 
 import pytest
-
 from heta_server.config import ServerConfig
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from langchain_heta import HetaRetriever
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,6 @@ from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, NodeRelationship, NodeWithScore, ObjectType
-
 from llama_index.retrievers.heta import HetaRetriever
 
 

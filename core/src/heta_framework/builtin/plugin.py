@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from heta_framework.builtin.delimited import DELIMITED_PARSER
-from heta_framework.builtin.image_files import IMAGE_PARSER
 from heta_framework.builtin.engines.hybrid import HybridSearchEngine
 from heta_framework.builtin.engines.multihop import MultihopSearchEngine
 from heta_framework.builtin.engines.rerank import RerankSearchEngine
 from heta_framework.builtin.engines.rewrite import RewriteSearchEngine
 from heta_framework.builtin.engines.sql_text import SqlTextSearchEngine
+from heta_framework.builtin.image_files import IMAGE_PARSER
 from heta_framework.builtin.parsers import BUILTIN_PARSERS
 from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
 from heta_framework.builtin.stores.folder import FolderObjectStore, FolderStoreConfig

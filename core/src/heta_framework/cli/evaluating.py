@@ -55,11 +55,13 @@ def _eval_set(dataset: str, fmt: str | None, split: str, limit: int | None) -> A
 @click.option("--split", default="test", show_default=True, help="BEIR qrels split (qrels/SPLIT.tsv).")
 @click.option("--mode", "-m", "modes", multiple=True, help="A mode to evaluate; repeat for more (default: every available mode).")
 @click.option("--recipe", "-r", "recipe_names", multiple=True, help=f"A recipe TOML file, or {STARTER}; repeat to compare (default: the --kb folder as it is).")
-@click.option("--documents", "document_paths", multiple=True, type=click.Path(exists=True), help="Files or folders to build each recipe's knowledge base from (besides the set's own corpus).")
+@click.option("--documents", "document_paths", multiple=True, type=click.Path(exists=True),
+              help="Files or folders to build each recipe's knowledge base from (besides the set's own corpus).")
 @click.option("-k", "--top-k", "k", default=10, show_default=True, type=click.IntRange(min=1), help="Cut-off of every metric (nDCG@k, ...).")
 @click.option("--queries", "limit", type=click.IntRange(min=1), default=None, help="Use only the first N queries (Wikipedia and self: make N).")
 @click.option("--answer", is_flag=True, help="Ask each mode for an answer and score it (needs a language model).")
-@click.option("--out", "out", default="heta-eval", show_default=True, type=click.Path(file_okay=False), help="Folder for results.jsonl, summary.json, chart.png and the recipes' knowledge bases.")
+@click.option("--out", "out", default="heta-eval", show_default=True, type=click.Path(file_okay=False),
+              help="Folder for results.jsonl, summary.json, chart.png and the recipes' knowledge bases.")
 @click.option("--fresh", is_flag=True, help="Forget the results of an earlier run in --out instead of resuming it.")
 @click.option("--no-chart", is_flag=True, help="Do not draw chart.png (it needs matplotlib: pip install 'heta-core[eval]').")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (no progress bar).")

@@ -19,7 +19,7 @@ its conformance suite, which asserts the protocol.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
 
 # Nothing from heta_framework at run time: kb.steps (the refs) and kb.search (QueryContext) build on this module.
 if TYPE_CHECKING:
@@ -89,19 +89,19 @@ class ComponentAccessors:
         return self.get_component(ref if isinstance(ref, str) else ref.key)
 
     def embedding_model(self, name: str | None = None) -> EmbeddingClient:
-        return self.get_component(_key("models", "embedding", name))
+        return cast("EmbeddingClient", self.get_component(_key("models", "embedding", name)))
 
     def language_model(self, name: str | None = None) -> LanguageClient:
-        return self.get_component(_key("models", "language", name))
+        return cast("LanguageClient", self.get_component(_key("models", "language", name)))
 
     def vision_model(self, name: str | None = None) -> VisionClient:
-        return self.get_component(_key("models", "vision", name))
+        return cast("VisionClient", self.get_component(_key("models", "vision", name)))
 
     def reranker(self, name: str | None = None) -> RerankClient:
-        return self.get_component(_key("models", "reranker", name))
+        return cast("RerankClient", self.get_component(_key("models", "reranker", name)))
 
     def parsers(self, name: str | None = None) -> ParserSet:
-        return self.get_component("parsers.documents" if name is None else f"parsers.{name}")
+        return cast("ParserSet", self.get_component("parsers.documents" if name is None else f"parsers.{name}"))
 
     @overload
     def store(self, slot: Literal["objects"], name: str | None = None) -> ObjectStoreProtocol: ...

@@ -6,11 +6,16 @@ import json
 from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from heta_framework.errors import HetaError
 from heta_framework.kb.components import ComponentAccessors
 from heta_framework.kb.steps import IssueResolution, IssueSubject, StepIssue
+
+if TYPE_CHECKING:
+    from heta_framework.kb.documents import DocumentRecord
+    from heta_framework.kb.knowledge_base import KnowledgeBase
+    from heta_framework.kb.state import CacheProtocol
 
 
 class ProgressHandle(Protocol):
@@ -41,7 +46,7 @@ class StepContext(ComponentAccessors):
     def __init__(
         self,
         *,
-        knowledge_base: Any,
+        knowledge_base: KnowledgeBase,
         step_name: str,
         artifacts: Mapping[str, Any],
         run_id: int,
@@ -93,14 +98,14 @@ class StepContext(ComponentAccessors):
         """The knowledge-base folder."""
         return self.knowledge_base.path
 
-    def document(self, document_id: str) -> Any:
+    def document(self, document_id: str) -> DocumentRecord:
         """The catalog entry (``DocumentRecord``) of a document in this knowledge base."""
         return self.knowledge_base.document(document_id)
 
     def has_component(self, key: str) -> bool:
         return self.knowledge_base.has_component(key)
 
-    def cache(self, name: str) -> Any:
+    def cache(self, name: str) -> CacheProtocol:
         """The knowledge base's cache ``name`` (``CacheProtocol``: bytes by content-hash key), wherever
         its state lives: the folder, or the server the recipe's ``[stores.state]`` names."""
         return self.knowledge_base.state.cache(name)

@@ -72,7 +72,7 @@ def may_change_stores(kb_path: Path | str) -> bool:
 def _describe(holder: dict[str, Any]) -> str:
     if not holder:
         return "another process (it left no record)"
-    since = datetime.datetime.fromtimestamp(holder.get("started", 0), tz=datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    since = datetime.datetime.fromtimestamp(holder.get("started", 0), tz=datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     where = "" if holder.get("host") == socket.gethostname() else f" on host {holder.get('host')}"
     what = holder.get("operation", "written")
     alive = ""

@@ -122,11 +122,20 @@ class TraceNode:
         }
 
 
+# typed converters (``converter=tuple`` works at run time, but a type checker then rejects a list argument)
+def _results(items: Iterable[QueryResult]) -> tuple[QueryResult, ...]:
+    return tuple(items)
+
+
+def _citations(items: Iterable[Citation]) -> tuple[Citation, ...]:
+    return tuple(items)
+
+
 @attrs.frozen
 class QueryResponse:
-    results: tuple[QueryResult, ...] = attrs.field(default=(), converter=tuple)
+    results: tuple[QueryResult, ...] = attrs.field(default=(), converter=_results)
     answer: str | None = None
-    citations: tuple[Citation, ...] = attrs.field(default=(), converter=tuple)
+    citations: tuple[Citation, ...] = attrs.field(default=(), converter=_citations)
     trace: TraceNode | None = None
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
 

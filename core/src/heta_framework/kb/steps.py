@@ -18,6 +18,8 @@ from heta_framework.kb.components import ComponentAccessProtocol
 from heta_framework.kb.search import SearchAsset
 
 if TYPE_CHECKING:
+    from collections import Counter
+
     from heta_framework.kb.context import ProgressHandle
     from heta_framework.kb.documents import DocumentRecord
     from heta_framework.kb.state import CacheProtocol
@@ -101,9 +103,13 @@ class IssueResolution:
 Severity = Literal["info", "warning", "error"]
 
 
-def _check_severity(instance: Any, attribute: attrs.Attribute, value: str) -> None:
+def _check_severity(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
     if value not in ("info", "warning", "error"):
         raise ValueError(f"severity must be 'info', 'warning' or 'error', got {value!r}")
+
+
+def _to_dict(details: Mapping[str, str]) -> dict[str, str]:
+    return dict(details)
 
 
 @attrs.frozen
@@ -116,7 +122,7 @@ class StepIssue:
     severity: str = attrs.field(validator=_check_severity)
     message: str
     resolution: IssueResolution | None = None
-    details: Mapping[str, str] = attrs.field(factory=dict, converter=dict, eq=False, hash=False)
+    details: Mapping[str, str] = attrs.field(factory=dict, converter=_to_dict, eq=False, hash=False)
 
 
 @attrs.frozen
@@ -153,6 +159,8 @@ class StepContextProtocol(ComponentAccessProtocol, Protocol):
     document_ids: list[str]
     #: the build's number, for keys that must not collide with an earlier build's
     run_id: int
+    #: statistics shown in the build report; ``count()`` adds to one, a step may also set one (a peak)
+    stats: Counter[str]
 
     def document(self, document_id: str) -> DocumentRecord: ...
 

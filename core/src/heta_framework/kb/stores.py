@@ -23,6 +23,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+# the other slots' contracts live in their own modules; one import path for all of them
+from heta_framework.kb.graph_store import GraphStore, RemovedFacts, StoredChunk, StoredEntity, StoredRelation
+from heta_framework.kb.sql_store import SQLStore
+from heta_framework.kb.text_index import TextIndexStore
+
 
 @attrs.frozen
 class StoreType:
@@ -129,11 +134,6 @@ class VectorStoreProtocol(Protocol):
 
     def flush(self) -> None: ...
 
-
-# the other slots' contracts live in their own modules; one import path for all of them
-from heta_framework.kb.graph_store import GraphStore, RemovedFacts, StoredChunk, StoredEntity, StoredRelation
-from heta_framework.kb.sql_store import SQLStore
-from heta_framework.kb.text_index import TextIndexStore
 
 __all__ = [
     "GraphStore",

@@ -52,7 +52,8 @@ class Registrar(Generic[T]):
 def _named_class_problem(item: Any) -> str | None:
     if not inspect.isclass(item):
         return "register the class itself, not an instance"
-    if not isinstance(getattr(item, "name", None), str) or not item.name:
+    name = getattr(item, "name", None)
+    if not isinstance(name, str) or not name:
         return "the class needs a string class attribute `name`"
     return None
 

@@ -358,7 +358,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 if payload and self.command != "HEAD":
                     self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError, socket.timeout):
+            except (TimeoutError, BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (time-out test); nothing to answer
             finally:
                 if not left:

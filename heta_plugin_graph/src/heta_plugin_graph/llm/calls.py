@@ -148,7 +148,7 @@ class JsonLlmCaller:
         for attempt in range(1, self.max_attempts + 1):
             try:
                 completion = await call_with_retries(
-                    lambda: self._complete_once(conversation, schema, in_flight),
+                    lambda conversation=conversation: self._complete_once(conversation, schema, in_flight),
                     policy=self.retry,
                     is_retryable=is_retryable,
                     describe=f"{kind} call to {self.model_name}",

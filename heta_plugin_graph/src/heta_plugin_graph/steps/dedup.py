@@ -123,7 +123,7 @@ class DeduplicateEntities:
 
         batches = [labelled[i : i + self.batch_size] for i in range(0, len(labelled), self.batch_size)]
         mapping: dict[str, str] = {}
-        for part in await gather_calls((decide(b) for b in batches)):
+        for part in await gather_calls(decide(b) for b in batches):
             mapping.update(part)
         context.count("entities_merged", len(mapping))
         return merge_entities(draft, mapping)

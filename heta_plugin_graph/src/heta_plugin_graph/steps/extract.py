@@ -121,7 +121,7 @@ class ExtractEntities:
                     return []
                 return llm_extraction.entities_from_answer(outcome.value)[: self.max_entities_per_chunk * 4]
 
-            found = await gather_calls((extract(u) for u in units))
+            found = await gather_calls(extract(u) for u in units)
             context.stats["llm_peak_concurrency"] = max(context.stats["llm_peak_concurrency"], caller.limiter.peak)
         progress.close()
         entities_of = {u.id: f for u, f in zip(units, found)}

@@ -131,7 +131,7 @@ class MergeGraphIntoStore:
 
         batches = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
         mapping: dict[str, str] = {}
-        for part in await gather_calls((decide(b) for b in batches)):
+        for part in await gather_calls(decide(b) for b in batches):
             mapping.update(part)
         return mapping
 

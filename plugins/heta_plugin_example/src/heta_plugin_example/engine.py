@@ -6,7 +6,6 @@ import asyncio
 from typing import Any, ClassVar
 
 import attrs
-
 from heta_framework.kb.documents import chunk_from_dict
 from heta_framework.kb.query_options import NoOptions
 from heta_framework.kb.search import (
@@ -55,6 +54,7 @@ class TitleSearchEngine:
             return QueryResponse(metadata={"issues": [issue]})
         # The registry only calls this engine when the asset exists, so find_asset cannot return None here.
         asset = context.find_asset(TITLE_INDEX)
+        assert asset is not None
         objects = context.get_component(asset.store)
         entries = await asyncio.to_thread(_load_entries, objects, asset.metadata.get("prefix", INDEX_PREFIX))
         best: dict[str, QueryResult] = {}

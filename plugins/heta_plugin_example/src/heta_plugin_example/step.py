@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-
 from heta_framework.kb.documents import document_key, iter_chunks
 from heta_framework.kb.search import SearchAsset
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, store_ref

@@ -33,7 +33,7 @@ class FullTextSearchEngine:
             check_built_with(asset.metadata, store)
         hits = await asyncio.to_thread(store.search, request.text, request.top_k, request.filters)
         results = [chunk_result(chunk, score, self.mode) for chunk, score in hits]
-        metadata = {"backend": store.backend, "analyzer": store.analyzer}
+        metadata: dict[str, Any] = {"backend": store.backend, "analyzer": store.analyzer}
         if not hits and not store.terms(request.text):
             metadata["issues"] = [
                 query_issue(

@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 
 import attrs
-
 from heta_framework.errors import KnowledgeBaseError
 
 from heta_plugin_fulltext.analyzers import check_analyzer

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import attrs
 
 from heta_plugin_fulltext.analyzers import analyzer_field

@@ -13,14 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from heta_framework.kb.documents import Chunk
 from whoosh import index as whoosh_index
 from whoosh import query as q
 from whoosh.analysis import RegexTokenizer
 from whoosh.fields import ID, STORED, TEXT, FieldType, Schema
 from whoosh.formats import Existence
 from whoosh.scoring import BM25F
-
-from heta_framework.kb.documents import Chunk
 
 from heta_plugin_fulltext.analyzers import analyzer_field
 from heta_plugin_fulltext.manifest import settle_manifest

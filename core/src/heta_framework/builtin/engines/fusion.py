@@ -30,7 +30,7 @@ ranking) see them; the fact keeps its ``evidence`` too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -40,12 +40,16 @@ from heta_framework.kb.search import QueryResult
 DEFAULT_RRF_K = 60.0
 
 
+def _results(results: Iterable[QueryResult]) -> tuple[QueryResult, ...]:
+    return tuple(results)  # typed, unlike converter=tuple, so RankedList(label, [...]) type-checks
+
+
 @attrs.frozen
 class RankedList:
     """One retriever's results, best first, and how much its ranks weigh in the fusion."""
 
     label: str
-    results: Sequence[QueryResult] = attrs.field(converter=tuple)
+    results: Sequence[QueryResult] = attrs.field(converter=_results)
     weight: float = 1.0
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from heta_framework.builtin.engines.calibration import calibrated_weights, weights_metadata
 from heta_framework.builtin.engines.composed_options import DEFAULT_HYBRID_WEIGHTS, HybridSearchOptions
@@ -43,7 +43,7 @@ class HybridSearchEngine:
             [RankedList(mode, response.results, weights[mode]) for mode, response in zip(base_modes, responses)],
             rrf_k=smoothing,
         )
-        metadata = {"fusion": {"rrf_k": smoothing, "candidate_top_k": candidates, **weights_metadata(weights, calibration, options.hybrid_weights)}}
+        metadata: dict[str, Any] = {"fusion": {"rrf_k": smoothing, "candidate_top_k": candidates, **weights_metadata(weights, calibration, options.hybrid_weights)}}
         issues = merge_issues(*(response.issues for response in responses))
         if issues:
             metadata["issues"] = issues

@@ -141,7 +141,7 @@ class _Session:
         self.nested_issues: list[list[Any]] = []
 
     async def run(self) -> QueryResponse:
-        query: str | None = self.request.text
+        query: str = self.request.text
         answer: str | None = None
         asked: set[str] = set()
         for number in range(1, self.max_rounds + 1):

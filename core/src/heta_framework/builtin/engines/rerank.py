@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 
@@ -77,7 +77,7 @@ class RerankSearchEngine:
                     )
                 )
         fusion = {"rrf_k": smoothing, "candidate_top_k": candidates, **weights_metadata(weights, calibration, options.hybrid_weights)}
-        metadata = {"fusion": fusion, "ranking": ranking}
+        metadata: dict[str, Any] = {"fusion": fusion, "ranking": ranking}
         if issues:
             metadata["issues"] = issues
         return QueryResponse(results=results, metadata=metadata)

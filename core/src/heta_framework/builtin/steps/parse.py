@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 import attrs
 
-from heta_framework.builtin.parsers import BinaryDocumentError, ParserDependencyError
 from heta_framework.builtin.image_reading import find_image_reader, merge_page_texts, read_images
+from heta_framework.builtin.parsers import BinaryDocumentError, ParserDependencyError
 from heta_framework.common.validators import number, positive_whole_number
 from heta_framework.kb.documents import document_key
 from heta_framework.kb.steps import (

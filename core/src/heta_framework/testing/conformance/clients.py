@@ -73,7 +73,10 @@ class EmbeddingClientSuite:
         if not self.judges_similarity:
             pytest.skip("this client's vectors are not meant to carry meaning (judges_similarity = False)")
         cat, kitten, tax = self.embed(embedding_client, ["a cat sleeps on the sofa", "a kitten naps on the couch", "corporate tax law reform"])
-        cosine = lambda a, b: float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+        def cosine(a: Any, b: Any) -> float:
+            return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
         assert cosine(cat, kitten) > cosine(cat, tax)
 
     # --- only for clients that embed search queries their own way (``embed_queries``) ---------------
