@@ -15,8 +15,8 @@ from heta_framework.testing import make_registry
 DOC = Path(__file__).resolve().parent.parent / "docs" / "writing-a-plugin.md"
 
 
-def snippet(name: str) -> str:
-    match = re.search(rf"<!-- snippet: {name} -->\n```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)
+def snippet(name: str, language: str = "python") -> str:
+    match = re.search(rf"<!-- snippet: {name} -->\n```{language}\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)
     assert match, f"docs/writing-a-plugin.md lost its {name!r} snippet"
     return match.group(1)
 
@@ -43,6 +43,12 @@ TestDocsSQLiteObjectStore = _suite.TestSQLiteObjectStore
 @pytest.fixture
 def registry():
     return make_registry(_plugin)
+
+
+def test_the_docs_recipe_picks_the_docs_store(registry):
+    recipe = Recipe.from_toml(snippet("recipe", "toml"), registry)
+    assert recipe.stores["objects"].type == "sqlite_objects"
+    assert recipe.stores["objects"].options == {"path": "objects.sqlite"}
 
 
 def test_the_docs_store_registers_and_a_recipe_builds_with_it(tmp_path, registry):
