@@ -21,6 +21,7 @@ import importlib
 import re
 import tomllib
 from pathlib import Path
+from typing import Generic, Protocol
 
 import attrs
 import pytest
@@ -122,3 +123,29 @@ def test_toml_snippet_parses_and_a_recipe_loads(snippet: Snippet, registry):
     for value in data.get("project", {}).get("entry-points", {}).get("heta", {}).values():
         if value.split(".")[0] not in READER_OWN:
             importlib.import_module(value.split(":")[0])
+
+
+def _protocol_members(protocol: type) -> set[str]:
+    names: set[str] = set()
+    for cls in protocol.__mro__:
+        if cls in (object, Protocol, Generic):
+            continue
+        names |= {n for n in vars(cls) if not n.startswith("_")}
+        names |= {n for n in getattr(cls, "__annotations__", {}) if not n.startswith("_")}
+    return names
+
+
+def test_writing_a_plugin_lists_every_method_of_every_store_contract():
+    """A reader writes a backend from the page alone: every contract member is named there."""
+    from heta_framework.kb import stores
+    from heta_framework.kb.components import ComponentAccessProtocol
+
+    page = (ROOT / "docs" / "writing-a-plugin.md").read_text(encoding="utf-8")
+    section = page.split("## Writing a store backend", 1)[1].split("\n## ", 1)[0]
+    contracts = [stores.ObjectStoreProtocol, stores.SQLStore, stores.TextIndexStore, stores.VectorStoreProtocol,
+                 stores.VectorCollectionProtocol, stores.GraphStore, ComponentAccessProtocol]
+    missing = {
+        contract.__name__: sorted(m for m in _protocol_members(contract) if not re.search(rf"`(context\.)?{m}\b", section))
+        for contract in contracts
+    }
+    assert not any(missing.values()), f"docs/writing-a-plugin.md does not name: {missing}"
