@@ -1,6 +1,7 @@
 """The composed modes pass the query-engine suite on one small real knowledge base.
 
-hybrid_search, heta_rerank_search, heta_rewrite_search and heta_multihop_search each run
+hybrid_search, heta_rerank_search, heta_rewrite_search, heta_multihop_search and heta-server's
+memory_search each run
 core's ``QueryEngineSuite`` (known query first, top_k, filters exact and as a list, hostile and
 CJK text, traces, reopening, concurrent queries) over real FAISS vectors from the local MiniLM
 model, a Whoosh index and a Heta graph (offline "nlp" extractor). The language model is the real
@@ -80,12 +81,15 @@ def composed_registry() -> PluginRegistry:
     import heta_plugin_fulltext
     import heta_plugin_local
     import heta_plugin_openai
+    import heta_server
 
     import heta_plugin_graph
     import heta_plugin_rerank
     import heta_plugin_vector
 
-    return make_registry(heta_plugin_vector, heta_plugin_fulltext, heta_plugin_graph, heta_plugin_local, heta_plugin_openai, heta_plugin_rerank)
+    return make_registry(
+        heta_plugin_vector, heta_plugin_fulltext, heta_plugin_graph, heta_plugin_local, heta_plugin_openai, heta_plugin_rerank, heta_server
+    )
 
 
 @pytest.fixture(scope="module")
@@ -167,3 +171,17 @@ class TestMultihopSearch(ComposedModeSuite):
         response = self.query(kb, KNOWN_QUERY[0], top_k=3)
         assert response.answer == "As the evidence says [1]."
         assert response.citations and response.citations[0].result_id == response.results[0].id
+
+
+class TestMemorySearch(ComposedModeSuite):
+    mode = "memory_search"
+
+    def query(self, kb, text, **options):
+        # recall marks what it returned as just accessed, which moves recency for the next query; the suite
+        # compares rankings across queries, so it asks with access updates off (their own tests cover them)
+        return kb.sync.query(text, mode=self.mode, options={"update_access": False}, **options)
+
+    def test_every_leg_recalled(self, kb):
+        response = self.query(kb, KNOWN_QUERY[0], top_k=3, trace=True)
+        assert {child.to_dict()["mode"] for child in response.trace.children} == {"vector_search", "full_text_search", "heta_graph_search"}
+        assert response.metadata["ranking"] == "reranker"
