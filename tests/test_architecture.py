@@ -122,3 +122,20 @@ def test_the_walk_finds_what_it_should(tmp_path, monkeypatch, source, private):
     monkeypatch.setitem(globals(), "DISTRIBUTIONS", [ROOT / "core", fake])
     found = [i for i in crossing_private_imports() if i.path.name == "probe.py"]
     assert bool(found) == private, found
+
+
+def _pyproject(dist: Path) -> dict:
+    import tomllib
+
+    return tomllib.loads((dist / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("dist", DISTRIBUTIONS, ids=lambda d: str(d.relative_to(ROOT)))
+def test_every_distribution_has_a_readme_and_ships_py_typed(dist):
+    project = _pyproject(dist)
+    assert project["project"].get("readme") == "README.md" and (dist / "README.md").is_file()
+    package_data = project.get("tool", {}).get("setuptools", {}).get("package-data", {})
+    for package in packages_of(dist):
+        folder = dist / "src" / package.replace(".", "/")
+        assert (folder / "py.typed").is_file(), f"{folder.relative_to(ROOT)} has no py.typed"
+        assert "py.typed" in package_data.get(package, []), f"{dist.name}: package-data must list py.typed for {package}"
