@@ -61,7 +61,7 @@ class IndexTitles:
         )
 
     async def run(self, context: StepContextProtocol) -> None:
-        objects = context.get_component(TITLE_INDEX_ASSET.store)
+        objects = context.store("objects")  # typed: ObjectStoreProtocol
         chunk_keys = context.get_artifact("chunk_keys")
         # Reading and writing JSON files is blocking I/O: keep it off the event loop.
         summary = await asyncio.to_thread(self._index, objects, chunk_keys)
@@ -81,6 +81,6 @@ class IndexTitles:
 
     async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
         """Called by ``kb.delete_documents()`` and before a changed document is rebuilt."""
-        objects = context.get_component(TITLE_INDEX_ASSET.store)
+        objects = context.store("objects")  # typed: ObjectStoreProtocol
         for document_id in document_ids:
             objects.delete(index_key(document_id))
