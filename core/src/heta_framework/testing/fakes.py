@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import attrs
 
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAsset, SearchAssetRef
-from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements
+from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements
 
 __all__ = ["FixedResultsEngine", "PublishSearchAssets", "fake_knowledge_base"]
 
@@ -78,7 +78,7 @@ class PublishSearchAssets:
             search_assets=tuple(SearchAsset(kind=kind, name="fake", store="stores.objects") for kind in self.kinds),
         )
 
-    async def run(self, context: Any) -> None:
+    async def run(self, context: StepContextProtocol) -> None:
         context.set_artifact("published_search_assets", list(self.kinds))
 
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
