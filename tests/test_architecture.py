@@ -131,8 +131,10 @@ def _pyproject(dist: Path) -> dict:
 
 
 @pytest.mark.parametrize("dist", DISTRIBUTIONS, ids=lambda d: str(d.relative_to(ROOT)))
-def test_every_distribution_has_a_readme_and_ships_py_typed(dist):
+def test_every_distribution_has_the_one_layout(dist):
+    """pyproject.toml, src/<package>/ with py.typed (listed in package-data), tests/, README.md."""
     project = _pyproject(dist)
+    assert (dist / "tests").is_dir(), f"{dist.relative_to(ROOT)} has no tests/"
     assert project["project"].get("readme") == "README.md" and (dist / "README.md").is_file()
     package_data = project.get("tool", {}).get("setuptools", {}).get("package-data", {})
     for package in packages_of(dist):
