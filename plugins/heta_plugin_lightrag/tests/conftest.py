@@ -102,3 +102,13 @@ async def build(path, registry, models: KnowledgeModels) -> KnowledgeBase:
 @pytest.fixture
 async def offline_kb(tmp_path, registry):
     return await build(tmp_path / "kb", registry, KnowledgeModels(embedding=EmbeddingModel(model_name=MODEL)))
+
+
+@pytest.fixture
+def llm_kb(tmp_path, registry, server):
+    """An async factory: a KB whose recipe has the scripted language model (``**options`` are the client's)."""
+
+    async def make(**options: Any) -> KnowledgeBase:
+        return await build(tmp_path / "kb", registry, llm_models(server, **options))
+
+    return make
