@@ -20,20 +20,20 @@ def _installed_package(name: str):
 for _name in ("heta_plugin_graph", "heta_plugin_vector"):
     _installed_package(_name)
 
-import heta_plugin_graph  # noqa: E402
+import heta_plugin_lightrag  # noqa: E402
 import heta_plugin_local  # noqa: E402
 import heta_plugin_openai  # noqa: E402
-import heta_plugin_vector  # noqa: E402
 from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments  # noqa: E402
 from heta_framework.common.models import EmbeddingModel, LanguageModel  # noqa: E402
 from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe, SourceDocument  # noqa: E402
 from heta_framework.testing import make_registry  # noqa: E402
 from heta_framework.testing.http import ScriptedServer  # noqa: E402
-from heta_plugin_graph import HetaGraphProcedure  # noqa: E402
 from heta_plugin_local import create_client  # noqa: E402
-from heta_plugin_vector import EmbedChunks, IndexVectors  # noqa: E402
 
-import heta_plugin_lightrag  # noqa: E402
+import heta_plugin_graph  # noqa: E402
+import heta_plugin_vector  # noqa: E402
+from heta_plugin_graph import HetaGraphProcedure  # noqa: E402
+from heta_plugin_vector import EmbedChunks, IndexVectors  # noqa: E402
 
 MODEL = "local/all-MiniLM-L6-v2"
 

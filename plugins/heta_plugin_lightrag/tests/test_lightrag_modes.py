@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from heta_framework.builtin.text_split import count_tokens
 from heta_framework.errors import HetaError
-
 from heta_plugin_lightrag.offline import low_level_keywords, matching_labels
 
 MODES = ("lightrag_local", "lightrag_global", "lightrag_hybrid", "lightrag_mix")
