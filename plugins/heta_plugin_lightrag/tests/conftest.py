@@ -112,3 +112,12 @@ def llm_kb(tmp_path, registry, server):
         return await build(tmp_path / "kb", registry, llm_models(server, **options))
 
     return make
+
+
+@pytest.fixture
+def offline_kb_path(tmp_path, registry):
+    """The offline knowledge base, built and closed (for core's query-engine suite, which opens it itself)."""
+    models = KnowledgeModels(embedding=EmbeddingModel(model_name=MODEL))
+    with KnowledgeBase.create(tmp_path / "kb", recipe(models), registry=registry) as kb:
+        kb.sync.build(DOCUMENTS)
+    return tmp_path / "kb"
