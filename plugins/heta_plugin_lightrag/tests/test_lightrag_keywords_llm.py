@@ -123,3 +123,17 @@ async def test_one_embedding_call_per_request(llm_kb, server, monkeypatch):
     await kb.query("What do blue whales eat?", mode="lightrag_mix", top_k=5)
     # the query (for vector_search) and both keyword lists, in one call
     assert calls == [["What do blue whales eat?", "blue whales, krill", "marine feeding"]]
+
+
+async def test_a_cancelled_query_does_not_cancel_the_one_sharing_its_call(llm_kb, server):
+    kb = await llm_kb()
+    server.respond(ROUTE, lambda request: Reply(body=answer(VALID), delay=0.4))
+    first = asyncio.create_task(kb.query("What do blue whales eat?", mode="lightrag_local", top_k=5))
+    await asyncio.sleep(0.15)
+    second = asyncio.create_task(kb.query("What do blue whales eat?", mode="lightrag_global", top_k=5))
+    await asyncio.sleep(0.15)
+    first.cancel()
+    response = await second
+    assert first.cancelled()
+    assert response.metadata["keywords"]["source"] == "language_model" and not issue_codes(response)
+    assert len(server.requests_to(ROUTE)) == 2  # the waiter asked itself once the call it shared was cancelled

@@ -124,7 +124,13 @@ async def query_keywords(context: QueryContext, query: str, graph: Any) -> tuple
     if answer is None:
         pending = shared.in_flight.get(key)
         if pending is not None:  # the same query is being asked right now: share its call
-            answer, cached = await asyncio.shield(pending), True
+            try:
+                answer, cached = await asyncio.shield(pending), True
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not pending.cancelled() or (task is not None and task.cancelling()):
+                    raise  # this query itself was cancelled
+                answer = await _ask(model, query, context)  # the query we waited for was cancelled, not this one
         else:
             pending = shared.in_flight[key] = asyncio.get_running_loop().create_future()
             try:
@@ -132,9 +138,12 @@ async def query_keywords(context: QueryContext, query: str, graph: Any) -> tuple
                 if answer.status != "call_failed":
                     shared.remember(key, answer)
                 pending.set_result(answer)
-            except BaseException as exc:
+            except asyncio.CancelledError:
+                pending.cancel()  # the waiters are cancelled too; the next query asks again
+                raise
+            except BaseException as exc:  # _ask catches the model's errors: this is a bug, shared with the waiters
                 pending.set_exception(exc)
-                pending.exception()
+                pending.exception()  # retrieved: not logged as "never retrieved" when nobody waited
                 raise
             finally:
                 del shared.in_flight[key]
