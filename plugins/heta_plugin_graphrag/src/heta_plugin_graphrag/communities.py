@@ -77,6 +77,9 @@ class DetectionSettings:
     max_cluster_size: int = 10
     max_levels: int = 3
     resolution: float = 1.0
+    #: each level down multiplies the resolution by this, so a community coherent at a coarse
+    #: resolution shows its finer structure (the same resolution would mostly find it whole again)
+    sublevel_resolution_factor: float = 2.0
     seed: int = 0xDEADBEEF
 
 
@@ -87,7 +90,7 @@ def read_graph(graph: Any) -> tuple[dict[str, StoredEntity], list[StoredRelation
     return graph.get_entities(ids), relations
 
 
-def _leiden(nodes: Sequence[str], edges: Sequence[tuple[str, str]], settings: DetectionSettings) -> list[list[str]]:
+def _leiden(nodes: Sequence[str], edges: Sequence[tuple[str, str]], settings: DetectionSettings, level: int = 0) -> list[list[str]]:
     """Leiden's partition of ``nodes`` (sorted input, fixed seed: the same graph gives the same communities)."""
     index = {node: i for i, node in enumerate(nodes)}
     weights: dict[tuple[int, int], float] = {}
@@ -97,7 +100,7 @@ def _leiden(nodes: Sequence[str], edges: Sequence[tuple[str, str]], settings: De
     g = igraph.Graph(n=len(nodes), edges=sorted(weights))
     partition = leidenalg.find_partition(
         g, leidenalg.RBConfigurationVertexPartition, weights=[weights[e] for e in sorted(weights)],
-        resolution_parameter=settings.resolution, seed=settings.seed,
+        resolution_parameter=settings.resolution * settings.sublevel_resolution_factor**level, seed=settings.seed,
     )
     return sorted((sorted(nodes[i] for i in members) for members in partition if members), key=lambda m: m[0])
 
@@ -117,7 +120,7 @@ def _component_communities(
         community = Community(community_id, level, parent, tuple(members), tuple(r.id for r in internal), "")
         out.append(attrs.evolve(community, content_hash=_content_of(community, entities, internal)))
         if len(members) > settings.max_cluster_size and level + 1 < settings.max_levels and internal:
-            parts = _leiden(members, [(r.source_id, r.target_id) for r in internal], settings)
+            parts = _leiden(members, [(r.source_id, r.target_id) for r in internal], settings, level + 1)
             if len(parts) > 1:  # Leiden found structure; one part would only repeat this community
                 for part in parts:
                     if len(part) > 1:

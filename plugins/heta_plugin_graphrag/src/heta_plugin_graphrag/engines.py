@@ -142,7 +142,7 @@ class GraphRagGlobalSearchEngine(_GraphRagEngine):
 
     async def _answer(self, context: QueryContext, request: QueryRequest, options: GlobalSearchOptions,
                       kept_reports: list[Mapping[str, Any]], metadata: dict[str, Any]) -> list[dict[str, Any]]:
-        if not options.answer:
+        if not options.llm_answer:
             return []
         if not context.has_component(LANGUAGE_KEY):
             return [query_issue("graphrag_no_language_model", "The recipe has no language model: the reports are returned without an answer.",

@@ -29,8 +29,9 @@ class GlobalSearchOptions:
     chunks_per_report: int = attrs.field(default=3, validator=whole_number(1))
     #: reports rated below this (0-10) are not used
     min_rating: float = attrs.field(default=0.0, validator=number(minimum=0, maximum=10))
-    #: False: no answer from the language model even when the recipe has one
-    answer: bool = True
+    #: False: no reduce answer by the language model even when the recipe has one
+    #: (core's common ``answer`` option is another thing: a grounded answer written from the results)
+    llm_answer: bool = True
 
     @classmethod
     def from_request(cls, options: Mapping[str, Any], mode: str) -> GlobalSearchOptions:

@@ -39,6 +39,8 @@ class DetectCommunities:
     max_levels: int = attrs.field(default=3, validator=positive_whole_number)
     #: Leiden's resolution (higher: smaller communities)
     resolution: float = attrs.field(default=1.0, validator=number(minimum=0))
+    #: each level down multiplies the resolution by this (finer communities inside coarse ones)
+    sublevel_resolution_factor: float = attrs.field(default=2.0, validator=number(minimum=1))
     seed: int = 0xDEADBEEF
 
     @property
@@ -56,7 +58,7 @@ class DetectCommunities:
 
     async def _detect(self, context: Any) -> dict[str, int]:
         graph, objects = context.store("graph"), context.store("objects")
-        settings = DetectionSettings(self.max_cluster_size, self.max_levels, self.resolution, self.seed)
+        settings = DetectionSettings(self.max_cluster_size, self.max_levels, self.resolution, self.sublevel_resolution_factor, self.seed)
 
         def work() -> Any:
             change = detect(graph, persist.load_detection(objects), settings)
