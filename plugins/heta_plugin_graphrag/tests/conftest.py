@@ -122,3 +122,18 @@ def offline_kb_path(tmp_path, registry):
     with KnowledgeBase.create(tmp_path / "kb", recipe(models), registry=registry) as kb:
         kb.sync.build(DOCUMENTS)
     return tmp_path / "kb"
+
+
+@pytest.fixture
+def unbuilt_llm_kb(tmp_path, registry, server):
+    """A factory: a new KB whose recipe has the scripted language model, not built yet (tests script the server first)."""
+
+    def make(**options: Any) -> KnowledgeBase:
+        return KnowledgeBase.create(tmp_path / "kb", recipe(llm_models(server, **options)), registry=registry)
+
+    return make
+
+
+@pytest.fixture
+def documents() -> list[SourceDocument]:
+    return list(DOCUMENTS)
