@@ -28,12 +28,12 @@ from heta_framework.common.models import EmbeddingModel, LanguageModel  # noqa: 
 from heta_framework.kb import KnowledgeBase, KnowledgeModels, Recipe, SourceDocument  # noqa: E402
 from heta_framework.testing import make_registry  # noqa: E402
 from heta_framework.testing.http import ScriptedServer  # noqa: E402
+from heta_plugin_graphrag import CommunityReports, DetectCommunities  # noqa: E402
 from heta_plugin_local import create_client  # noqa: E402
 
 import heta_plugin_graph  # noqa: E402
 import heta_plugin_vector  # noqa: E402
 from heta_plugin_graph import HetaGraphProcedure  # noqa: E402
-from heta_plugin_graphrag import CommunityReports, DetectCommunities  # noqa: E402
 from heta_plugin_vector import EmbedChunks, IndexVectors  # noqa: E402
 
 MODEL = "local/all-MiniLM-L6-v2"

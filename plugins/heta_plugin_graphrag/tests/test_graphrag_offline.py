@@ -13,7 +13,6 @@ from heta_framework.errors import HetaError
 from heta_framework.kb import SourceDocument
 from heta_plugin_graphrag.communities import Detection, DetectionSettings, detect
 
-
 MODES = ("graphrag_global_search", "graphrag_local_search")
 CURIE = SourceDocument(id="curie", name="curie.txt", text="Marie Curie discovered polonium in Paris. Marie Curie taught at the Sorbonne.")
 
