@@ -76,9 +76,9 @@ def server():
         yield scripted
 
 
-def recipe(models: KnowledgeModels) -> Recipe:
+def recipe(models: KnowledgeModels, **report_options: Any) -> Recipe:
     steps = [ParseDocuments(), SplitDocuments(chunk_size=60, chunk_overlap=0), PersistChunks(), EmbedChunks(), IndexVectors(),
-             HetaGraphProcedure(extractor="nlp"), DetectCommunities(), CommunityReports()]
+             HetaGraphProcedure(extractor="nlp"), DetectCommunities(), CommunityReports(**report_options)]
     return Recipe(models=models, steps=steps)
 
 
@@ -128,8 +128,8 @@ def offline_kb_path(tmp_path, registry):
 def unbuilt_llm_kb(tmp_path, registry, server):
     """A factory: a new KB whose recipe has the scripted language model, not built yet (tests script the server first)."""
 
-    def make(**options: Any) -> KnowledgeBase:
-        return KnowledgeBase.create(tmp_path / "kb", recipe(llm_models(server, **options)), registry=registry)
+    def make(report_options: dict[str, Any] | None = None, **options: Any) -> KnowledgeBase:
+        return KnowledgeBase.create(tmp_path / "kb", recipe(llm_models(server, **options), **(report_options or {})), registry=registry)
 
     return make
 

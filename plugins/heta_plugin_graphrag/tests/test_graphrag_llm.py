@@ -149,3 +149,19 @@ async def test_global_search_answer_failure_is_an_issue(llm_kb, server):
     response = await kb.query("What are the main themes?", mode="graphrag_global_search", top_k=3)
     assert [i["code"] for i in response.metadata["issues"]] == ["graphrag_answer_failed"]
     assert response.results and "answer" not in response.metadata
+
+
+async def test_report_calls_are_bounded_by_concurrency(unbuilt_llm_kb, documents, server):
+    server.respond(ROUTE, lambda request: Reply(body=answer(REPORT), delay=0.2))
+    kb = unbuilt_llm_kb(report_options={"concurrency": 2})
+    report = await kb.build(documents)
+    assert report.issues == [] and len(report_requests(server)) == len(reports_of(kb)) > 2
+    assert server.max_in_flight == 2  # calls overlap, never more than the bound
+
+
+async def test_use_language_model_false_writes_extractive_reports_without_calls(unbuilt_llm_kb, documents, server):
+    server.respond(ROUTE, scripted())
+    kb = unbuilt_llm_kb(report_options={"use_language_model": False})
+    await kb.build(documents)
+    assert report_requests(server) == []
+    assert all(e["source"] == "extractive" for e in reports_of(kb).values())
