@@ -165,3 +165,16 @@ async def test_use_language_model_false_writes_extractive_reports_without_calls(
     await kb.build(documents)
     assert report_requests(server) == []
     assert all(e["source"] == "extractive" for e in reports_of(kb).values())
+
+
+async def test_answers_are_cached_by_community_content_so_a_lost_report_file_costs_no_call(unbuilt_llm_kb, documents, server):
+    # what an interrupted build leaves: answers cached, reports.json not yet written
+    server.respond(ROUTE, scripted())
+    kb = unbuilt_llm_kb()
+    await kb.build(documents)
+    calls = len(report_requests(server))
+    kb.get_component("stores.objects").delete("graphrag/reports.json")
+    report = await kb.build(documents, rebuild=True)
+    assert len(report_requests(server)) == calls
+    assert step_stats(report)["communities_reported"] == calls  # every report was made again, from the cache
+    assert all(e["source"] == "language_model" for e in reports_of(kb).values())
