@@ -19,8 +19,10 @@ Local (questions about named things): the entities nearest the query (entity
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -47,6 +49,28 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 def words(text: str) -> set[str]:
     return {w.casefold() for w in _WORD.findall(text) if len(w) > 2 or not w.isascii()}
+
+
+#: parsed reports and their word sets, by the SHA-256 of the reports file: a query hashes the bytes
+#: (milliseconds) instead of parsing JSON and tokenising every report again; a new build changes the hash
+_PARSED: OrderedDict[str, tuple[dict[str, Any], dict[str, frozenset[str]]]] = OrderedDict()
+_PARSED_KEPT = 4
+
+
+def load_reports_with_words(objects: Any) -> tuple[dict[str, Any], dict[str, frozenset[str]]]:
+    if not objects.exists(persist.REPORTS_KEY):
+        return {}, {}
+    raw = objects.get_bytes(persist.REPORTS_KEY)
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest in _PARSED:
+        _PARSED.move_to_end(digest)
+        return _PARSED[digest]
+    reports = dict(json.loads(raw)["reports"])
+    parsed = (reports, {cid: frozenset(words(report_text(e["report"]))) for cid, e in reports.items()})
+    _PARSED[digest] = parsed
+    while len(_PARSED) > _PARSED_KEPT:
+        _PARSED.popitem(last=False)
+    return parsed
 
 
 def _passes(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
@@ -85,14 +109,14 @@ class GraphRagGlobalSearchEngine(_GraphRagEngine):
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
         options: GlobalSearchOptions = query_options(self, request)
         objects, graph, vector_store = self._stores(context)
-        stored = await asyncio.to_thread(persist.load_reports, objects)
+        stored, report_words = await asyncio.to_thread(load_reports_with_words, objects)
         candidates = {cid: e for cid, e in stored.items() if options.level is None or e["level"] == options.level}
         candidates = {cid: e for cid, e in candidates.items() if float(e["report"].get("rating", 0)) >= options.min_rating}
         if not candidates:
             issue = query_issue("empty_graph", "There are no community reports (no communities, or none at this level).", "returned_nothing")
             return QueryResponse(metadata={"issues": [issue], "reports": []})
         query_vector = np.asarray(await context.embed_query(request.text), dtype=np.float32).reshape(1, -1)
-        rated = await asyncio.to_thread(self._map, vector_store, candidates, query_vector, request.text)
+        rated = await asyncio.to_thread(self._map, vector_store, candidates, report_words, query_vector, request.text)
         kept, used = [], 0
         for cid, score in rated[: options.report_top_k]:  # reduce: the best that fit the budget
             tokens = count_tokens(report_text(candidates[cid]["report"]))
@@ -111,7 +135,8 @@ class GraphRagGlobalSearchEngine(_GraphRagEngine):
             metadata["issues"] = issues
         return QueryResponse(results=results[: request.top_k], metadata=metadata)
 
-    def _map(self, vector_store: Any, candidates: Mapping[str, Any], query_vector: Any, text: str) -> list[tuple[str, float]]:
+    def _map(self, vector_store: Any, candidates: Mapping[str, Any], report_words: Mapping[str, frozenset[str]],
+             query_vector: Any, text: str) -> list[tuple[str, float]]:
         cosine: dict[str, float] = {}
         if vector_store.has_collection(persist.REPORT_COLLECTION):
             collection = vector_store.collection(persist.REPORT_COLLECTION)
@@ -119,8 +144,8 @@ class GraphRagGlobalSearchEngine(_GraphRagEngine):
                 cosine[hit.id] = float(hit.score)
         wanted = words(text)
         scores = []
-        for cid, entry in candidates.items():
-            overlap = len(wanted & words(report_text(entry["report"]))) / len(wanted) if wanted else 0.0
+        for cid in candidates:
+            overlap = len(wanted & report_words[cid]) / len(wanted) if wanted else 0.0
             scores.append((cid, cosine.get(cid, 0.0) + 0.5 * overlap))
         return sorted(scores, key=lambda item: (-item[1], item[0]))
 
@@ -213,7 +238,7 @@ class GraphRagLocalSearchEngine(_GraphRagEngine):
             relations.append({"relation_id": r.id, "source_id": r.source_id, "target_id": r.target_id, "name": r.name})
             used += count_tokens(text)
 
-        stored = persist.load_reports(objects)
+        stored, _ = load_reports_with_words(objects)
         overlap = {cid: len(chosen_set & set(e["entity_ids"])) for cid, e in stored.items()}
         ranked_reports = sorted((cid for cid, n in overlap.items() if n), key=lambda c: (-overlap[c], -float(stored[c]["report"].get("rating", 0)), c))
         kept_reports, report_tokens = [], 0
