@@ -17,6 +17,12 @@ COMPONENT_TITLES = {
     "graph": "Graph extraction with a language model (scripted OpenAI-compatible server) — `python bench/bench_graph.py`",
     "multilingual": "Quality in English, French, Spanish and Chinese: every keyword analyzer, calibrated fusion, bm25s — `python bench/bench_multilingual.py`",
     "big_document": "One 50 MB document against the same text in many files (full-text indexing per chunk) — `python bench/bench_big_document.py`",
+    "multilingual_embedding": "vector_search with MiniLM and multilingual-e5-small in four languages — `python bench/bench_multilingual_embedding.py`",
+    "lightrag": "LightRAG modes (heta-plugin-lightrag), offline — `python bench/bench_lightrag.py`",
+    "graphrag": "GraphRAG modes (heta-plugin-graphrag), offline — `python bench/bench_graphrag.py`",
+    "postgres": "Every store on PostgreSQL + pgvector beside the embedded default — `python bench/bench_postgres.py`",
+    "server": "`heta serve` under load beside in-process queries — `python bench/bench_server.py`",
+    "concurrency": "8 concurrent queries against sequential ones, per base mode — `python bench/bench_concurrency.py`",
 }
 
 
