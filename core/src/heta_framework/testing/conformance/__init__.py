@@ -20,6 +20,7 @@ suite                       contract                    fixture to provide
 ``TextIndexStoreSuite``     ``TextIndexStore``          ``store_factory(root) -> store``
 ``VectorStoreSuite``        ``VectorStoreProtocol``     ``store_factory(root) -> store``
 ``GraphStoreSuite``         ``GraphStore``              ``store_factory(root) -> store``
+``KnowledgeBaseStateSuite`` ``KnowledgeBaseState``      ``store_factory(root) -> state`` (+ ``subprocess_factory``)
 ``EmbeddingClientSuite``    ``EmbeddingClient``         ``embedding_client``
 ``LanguageClientSuite``     ``LanguageClient``          ``language_client`` (+ ``scripted_reply``)
 ``RerankClientSuite``       ``RerankClient``            ``rerank_client``
@@ -44,6 +45,7 @@ _SUITES = {
     "TextIndexStoreSuite": "text_index",
     "VectorStoreSuite": "vector",
     "GraphStoreSuite": "graph",
+    "KnowledgeBaseStateSuite": "state",
     "EmbeddingClientSuite": "clients",
     "LanguageClientSuite": "clients",
     "RerankClientSuite": "clients",
@@ -53,6 +55,7 @@ _SUITES = {
 __all__ = [
     "EmbeddingClientSuite",
     "GraphStoreSuite",
+    "KnowledgeBaseStateSuite",
     "LanguageClientSuite",
     "ObjectStoreSuite",
     "QueryEngineSuite",
