@@ -323,3 +323,30 @@ async def test_search_returns_one_relation_per_sentence_and_fills_the_list(tmp_p
     # the other sentences fill the list (min_score -1: unrelated sentences score below 0)
     assert len(descriptions) == len(set(descriptions)) == min(4, distinct_sentences)
     kb.close()
+
+
+async def test_lost_graph_vectors_come_back_from_the_cache_without_embedding(tmp_path, registry, embedding_only, base_steps, monkeypatch):
+    """A kill inside build_graph can leave the graph written and its vectors not: the resume embeds 0 graph texts."""
+    from heta_plugin_graph.vectors import ENTITY_COLLECTION, RELATION_COLLECTION
+
+    kb, _ = await build_kb(tmp_path, registry, graph_recipe(embedding_only, base_steps), [SourceDocument(text=OCEAN, id="ocean", name="ocean.txt")])
+    counts = kb.get_component("stores.graph").counts()
+    vectors = kb.get_component("stores.vector")
+    vectors.drop_collection(ENTITY_COLLECTION)
+    vectors.drop_collection(RELATION_COLLECTION)
+    client = kb.get_component("models.embedding")
+    embedded: list[str] = []
+    real_embed = client.embed
+
+    async def counting_embed(texts):
+        embedded.extend(texts)
+        return await real_embed(texts)
+
+    monkeypatch.setattr(client, "embed", counting_embed)
+    again = await kb.build(rebuild=True)
+    stats = {s.name: s.stats for s in again.steps}["build_graph"]
+    assert embedded == []  # neither chunk nor graph texts reach the model
+    assert stats["graph_cache_hits"] >= counts["entities"] and stats.get("embedded_texts", 0) == 0
+    restored = kb.get_component("stores.vector").collection(ENTITY_COLLECTION)
+    assert len(restored) == counts["entities"]  # every entity has its vector again
+    kb.close()

@@ -15,26 +15,48 @@ from heta_plugin_graph.extraction.nlp import CO_OCCURS
 ENTITY_COLLECTION = "graph_entities"
 RELATION_COLLECTION = "graph_relations"
 EMBED_BATCH = 256
+GRAPH_CACHE_NAME = "graph_embeddings"
+
+
+def _cache_key(model: str, text: str) -> str:
+    return f"{model}\x1f{content_hash(text)}"
 
 
 async def embed_texts(embedder: Any, texts: Sequence[str], *, context: Any = None, batch_size: int = EMBED_BATCH) -> np.ndarray:
     """One vector per text, each distinct text embedded once, in batches.
 
     Facts often share their text (every co-occurrence from one sentence embeds
-    that sentence). The time spent is reported as ``embedding_ms`` so nobody
-    mistakes it for extraction.
+    that sentence). With a step context, vectors are kept in the knowledge
+    base's ``graph_embeddings`` cache keyed by model + text, batch by batch, so
+    a build resumed after a kill (or one whose vectors were lost) embeds no
+    graph text twice. The time spent is reported as ``embedding_ms`` so nobody
+    mistakes it for extraction; ``graph_cache_hits`` counts the texts the cache gave.
     """
     started = time.perf_counter()
     distinct = list(dict.fromkeys(texts))
     if not distinct:
         return np.zeros((0, getattr(embedder, "dimension", 0) or 0), dtype=np.float32)
+    cache = context.cache(GRAPH_CACHE_NAME) if context is not None and hasattr(context, "cache") else None
+    model = str(getattr(embedder, "model_name", "") or type(embedder).__name__)
+    keys = [_cache_key(model, text) for text in distinct]
+    found = cache.get_many(keys) if cache is not None else {}
+    missing = [row for row, key in enumerate(keys) if key not in found]
     # one matrix filled batch by batch: no list of parts to concatenate (a copy of every vector at 10k chunks)
     matrix: np.ndarray | None = None
-    for start in range(0, len(distinct), batch_size):
-        part = np.asarray(await embedder.embed(distinct[start : start + batch_size]), dtype=np.float32)
+    for row, key in enumerate(keys):
+        if key in found:
+            vector = np.frombuffer(found[key], dtype=np.float32)
+            if matrix is None:
+                matrix = np.empty((len(distinct), vector.shape[0]), dtype=np.float32)
+            matrix[row] = vector
+    for start in range(0, len(missing), batch_size):
+        rows = missing[start : start + batch_size]
+        part = np.asarray(await embedder.embed([distinct[r] for r in rows]), dtype=np.float32)
         if matrix is None:
             matrix = np.empty((len(distinct), part.shape[1]), dtype=np.float32)
-        matrix[start : start + len(part)] = part
+        matrix[rows] = part
+        if cache is not None:
+            cache.put_many({keys[r]: np.ascontiguousarray(part[i]).tobytes() for i, r in enumerate(rows)})
     assert matrix is not None
     if len(distinct) == len(texts):
         vectors = matrix  # every text distinct (most entity texts): already in order
@@ -42,7 +64,8 @@ async def embed_texts(embedder: Any, texts: Sequence[str], *, context: Any = Non
         row_of = {text: row for row, text in enumerate(distinct)}
         vectors = matrix[[row_of[text] for text in texts]]
     if context is not None:
-        context.count("embedded_texts", len(distinct))
+        context.count("embedded_texts", len(missing))
+        context.count("graph_cache_hits", len(distinct) - len(missing))
         context.count("embedding_ms", int((time.perf_counter() - started) * 1000))
     return vectors
 
