@@ -276,3 +276,38 @@ async def test_chinese_chunks_with_the_language_model(tmp_path, registry, server
     assert relation.metadata["source"] == "长江" and relation.metadata["target"] == "上海市"
     assert relation.evidence[0].metadata["document_id"] == "zh"
     kb.close()
+
+
+async def test_dedup_call_failing_after_retries_keeps_original_records(tmp_path, registry, server, make_models, world_factory, kind_of, base_steps):
+    world = world_factory({"OpenAI": "organization", "OpenAI Inc": "organization"}, [])
+    server.respond("chat/completions", lambda r: Reply(status=503, body=openai_error_body("down")) if kind_of(r) == "groups" else world(r))
+    steps = [*base_steps, ExtractEntities(), ExtractRelations(), DeduplicateEntities(similarity_threshold=0.75), DeduplicateRelations(), BuildGraph()]
+    kb = KnowledgeBase.create(tmp_path / "kb", Recipe(models=make_models(server), steps=steps), registry=registry)
+    report = await kb.build([doc(1, "OpenAI hired people."), doc(2, "OpenAI Inc hired people.")])
+    issues = [i for i in report.issues if i.step == "deduplicate_entities"]
+    assert [i.code for i in issues] == ["llm_call_failed"] and issues[0].subject.type == "dedup_group"
+    assert issues[0].resolution.action == "kept_original_records"
+    assert sum(1 for r in server.requests if kind_of(r) == "groups") > 1  # retried before giving up
+    assert kb.get_component("stores.graph").counts()["entities"] == 2  # the build went on with both records
+    kb.close()
+
+
+async def test_merge_decision_rate_limit_is_retried(tmp_path, registry, server, make_models, world_factory, kind_of, base_steps):
+    world = world_factory({"OpenAI Inc": "organization", "OpenAI": "organization"}, [])
+    limited: list[int] = []
+
+    def answer(request):
+        if kind_of(request) == "decisions" and not limited:
+            limited.append(1)
+            return Reply(status=429, body=openai_error_body("slow down"), headers={"Retry-After": "0"})
+        return world(request)
+
+    server.respond("chat/completions", answer)
+    recipe = Recipe(models=make_models(server), steps=[*base_steps, HetaGraphProcedure(mode="merge")])
+    kb = KnowledgeBase.create(tmp_path / "kb", recipe, registry=registry)
+    await kb.build([doc(1, "OpenAI Inc builds models.")])
+    report = await kb.build([doc(2, "OpenAI opened an office.")])
+    assert report.issues == [] and limited == [1]
+    assert sum(1 for r in server.requests if kind_of(r) == "decisions") == 2  # the 429, then the answer
+    assert stats_of(report)["merge_graph_into_store"]["entities_matched_to_store"] == 1
+    kb.close()
