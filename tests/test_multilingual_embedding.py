@@ -58,3 +58,17 @@ async def test_the_query_is_embedded_as_a_query_and_the_chunks_as_passages(e5_kb
     as_passage = float(model.passage(best.text) @ model.passage(question))
     assert best.score == pytest.approx(as_query, abs=1e-4)
     assert not np.isclose(as_query, as_passage, atol=1e-3)  # the two prefixes give different scores
+
+
+def test_heta_init_multilingual_writes_the_e5_starter_recipe(tmp_path):
+    from click.testing import CliRunner
+    from heta_framework.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["--kb", str(tmp_path / "kb"), "init", "--multilingual"])
+    assert result.exit_code == 0, result.output
+    kb = KnowledgeBase.load(tmp_path / "kb")
+    try:
+        assert kb.recipe.models.embedding.model_name == "local/multilingual-e5-small"
+        assert kb.recipe.stores == {}  # the embedded stores: --backend folder is the default
+    finally:
+        kb.close()

@@ -54,9 +54,12 @@ def plugins(strict: bool, as_json: bool) -> None:
 
 @click.command()
 @click.option("--recipe", "recipe_file", type=click.Path(dir_okay=False, exists=True), help="Use this recipe file instead of the starter recipe.")
+@click.option("--backend", type=click.Choice(["folder", "postgres"]), default="folder", show_default=True,
+              help="Where the starter recipe keeps the stores: files in the folder, or PostgreSQL ($HETA_POSTGRES_DSN).")
+@click.option("--multilingual", is_flag=True, help="Starter recipe with local/multilingual-e5-small (documents not in English).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def init(obj: dict, recipe_file: str | None, as_json: bool) -> None:
+def init(obj: dict, recipe_file: str | None, backend: str, multilingual: bool, as_json: bool) -> None:
     """Create the knowledge-base folder with a recipe (the starter recipe by default)."""
     from heta_framework.kb import KnowledgeBase, Recipe
     from heta_framework.kb.knowledge_base import RECIPE_FILE
@@ -69,7 +72,10 @@ def init(obj: dict, recipe_file: str | None, as_json: bool) -> None:
             f"edit {folder / RECIPE_FILE}, or choose another folder with --kb."
         )
     plugin_registry = registry()
-    text = Path(recipe_file).read_text(encoding="utf-8") if recipe_file else starter_recipe_toml(plugin_registry)
+    if recipe_file and (backend != "folder" or multilingual):
+        raise UserError("--backend and --multilingual shape the starter recipe; with --recipe FILE, write them in the file.")
+    text = (Path(recipe_file).read_text(encoding="utf-8") if recipe_file
+            else starter_recipe_toml(plugin_registry, backend=backend, multilingual=multilingual))
     recipe = Recipe.from_toml(text, plugin_registry)
     KnowledgeBase.create(folder, recipe, registry=plugin_registry)
     if as_json:
