@@ -8,7 +8,6 @@ import uuid
 from click.testing import CliRunner
 from heta_framework.cli.main import cli
 from heta_framework.kb import KnowledgeBase, SourceDocument
-
 from heta_plugin_postgres.connection import namespace_for
 from heta_plugin_postgres.testing import drop_schema
 
