@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 from heta_framework.common.validators import number, one_of, whole_number
+from heta_framework.kb.query_input import matches_filters
 from heta_framework.kb.query_options import parse_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef, query_issue
 from heta_framework.kb.steps import model_ref
@@ -98,13 +99,6 @@ def lexical_relevance(query_terms: set[str], text: str) -> float:
         return 0.0
     return len(query_terms & _text_terms(text)) / len(query_terms)
 
-
-def _matches(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
-    for key, wanted in filters.items():
-        allowed = list(wanted) if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
-        if metadata.get(key) not in allowed:
-            return False
-    return True
 
 
 #: relation hits fetched per wanted one, so that collapsing same-sentence co-occurrences still fills the list
@@ -217,7 +211,7 @@ class HetaGraphSearchEngine:
             found = []
             for position, (chunk_id, document_id, description) in enumerate(rows):
                 chunk = chunks.get(chunk_id)
-                if chunk is None or not _matches(chunk.metadata, request.filters):
+                if chunk is None or not matches_filters(chunk.metadata, request.filters):
                     continue
                 score = relevance[chunk_id]
                 found.append((-score, position, QueryResult(

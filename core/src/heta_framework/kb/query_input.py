@@ -50,6 +50,19 @@ def check_filters(filters: Mapping[str, Any]) -> None:
             _check_filter_scalar(key, value, listed=False)
 
 
+def matches_filters(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
+    """Whether ``metadata`` passes ``filters`` (every key equal; a list value matches any of its items).
+
+    The in-Python form of what every store does in its own query language, for an
+    engine that filters results it assembled itself (graph evidence, report chunks).
+    """
+    for key, wanted in filters.items():
+        allowed = list(wanted) if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
+        if metadata.get(key) not in allowed:
+            return False
+    return True
+
+
 def _check_filter_scalar(key: str, value: Any, *, listed: bool) -> None:
     where = f"filter {key!r}" + (" (in its list)" if listed else "")
     if isinstance(value, str):

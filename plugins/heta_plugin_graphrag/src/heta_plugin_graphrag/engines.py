@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 from heta_framework.builtin.text_split import count_tokens
 from heta_framework.common.models import Message
+from heta_framework.kb.query_input import matches_filters
 from heta_framework.kb.query_options import query_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef, query_issue
 from heta_framework.kb.steps import model_ref
@@ -73,12 +74,10 @@ def load_reports_with_words(objects: Any) -> tuple[dict[str, Any], dict[str, fro
     return parsed
 
 
-def _passes(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
-    for key, wanted in filters.items():
-        allowed = list(wanted) if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
-        if metadata.get(key) not in allowed:
-            return False
-    return True
+
+def _chunk_passes(chunk: Any, filters: Mapping[str, Any]) -> bool:
+    # a stored chunk keeps its document id beside its metadata; filters may name it
+    return matches_filters({**chunk.metadata, "document_id": chunk.document_id}, filters)
 
 
 def _chunk_result(chunk: Any, score: float, mode: str, **extra: Any) -> QueryResult:
@@ -157,7 +156,7 @@ class GraphRagGlobalSearchEngine(_GraphRagEngine):
         results: dict[str, QueryResult] = {}
         for cid, score, _ in kept:
             entry = candidates[cid]
-            present = [chunks[c] for c in entry["chunk_ids"] if c in chunks and _passes({**chunks[c].metadata, "document_id": chunks[c].document_id}, request.filters)]
+            present = [chunks[c] for c in entry["chunk_ids"] if c in chunks and _chunk_passes(chunks[c], request.filters)]
             present.sort(key=lambda ch: -len(wanted & words(ch.text)))  # stable: support order breaks ties
             for position, chunk in enumerate(present[: options.chunks_per_report]):
                 if chunk.id not in results:
@@ -261,7 +260,7 @@ class GraphRagLocalSearchEngine(_GraphRagEngine):
         results, unit_tokens = [], 0
         for chunk_id in order:
             chunk = chunks.get(chunk_id)
-            if chunk is None or not _passes({**chunk.metadata, "document_id": chunk.document_id}, request.filters):
+            if chunk is None or not _chunk_passes(chunk, request.filters):
                 continue
             tokens = count_tokens(chunk.text)
             if unit_tokens + tokens > unit_budget:

@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 from heta_framework.builtin.text_split import count_tokens
 from heta_framework.kb.graph_store import StoredChunk, StoredEntity, StoredRelation
+from heta_framework.kb.query_input import matches_filters
 from heta_framework.kb.search import QueryResult
 
 from heta_plugin_lightrag.options import LightRagOptions
@@ -119,13 +120,6 @@ def within_budget(items: Sequence[tuple[Any, str]], budget: int) -> tuple[list[t
     return kept, used
 
 
-def _passes(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
-    for key, wanted in filters.items():
-        allowed = list(wanted) if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
-        if metadata.get(key) not in allowed:
-            return False
-    return True
-
 
 @attrs.frozen
 class GraphContext:
@@ -178,7 +172,7 @@ def build_context(
     for chunk_id in candidates:
         if chunk_id in vector_by_id:
             texts.append((chunk_id, vector_by_id[chunk_id].text))
-        elif chunk_id in stored_chunks and _passes(stored_chunks[chunk_id].metadata, filters):
+        elif chunk_id in stored_chunks and matches_filters(stored_chunks[chunk_id].metadata, filters):
             texts.append((chunk_id, stored_chunks[chunk_id].text))
     chunk_budget = max(0, options.max_total_tokens - count_tokens(query) - entity_tokens - relation_tokens)
     kept_chunks, chunk_tokens = within_budget(texts[: options.chunk_top_k], chunk_budget)
