@@ -1,26 +1,13 @@
 from __future__ import annotations
 
-import importlib
 import json
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-
-def _installed_package(name: str):
-    """Import the installed package, not the distribution folder of the same name.
-
-    With --import-mode=importlib the folder ``heta_plugin_graph/`` (no __init__.py) can be
-    registered as a namespace module that hides the real package under ``src/``.
-    """
-    placeholder = sys.modules.get(name)
-    if placeholder is not None and getattr(placeholder, "__file__", None) is None:
-        del sys.modules[name]
-    return importlib.import_module(name)
-
+from heta_framework.testing import import_installed
 
 for _name in ("heta_plugin_graph", "heta_plugin_vector"):
-    _installed_package(_name)
+    import_installed(_name)
 
 import heta_plugin_local
 import heta_plugin_openai

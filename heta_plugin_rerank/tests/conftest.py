@@ -1,25 +1,11 @@
 from __future__ import annotations
 
-import importlib
 import os
-import sys
 from pathlib import Path
 
+from heta_framework.testing import import_installed
 
-def _installed_package(name: str):
-    """Import the installed package ``name``, not the distribution folder of the same name.
-
-    pytest's importlib mode names this file ``heta_plugin_rerank.tests.conftest`` and registers the
-    folder ``heta_plugin_rerank/`` (no ``__init__.py``) as a namespace module, which hides the real
-    package under ``src/``. Drop that placeholder before importing.
-    """
-    placeholder = sys.modules.get(name)
-    if placeholder is not None and getattr(placeholder, "__file__", None) is None:
-        del sys.modules[name]
-    return importlib.import_module(name)
-
-
-_installed_package("heta_plugin_rerank")
+import_installed("heta_plugin_rerank")
 
 import pytest  # noqa: E402
 from heta_framework.testing.http import scripted_server  # noqa: E402, F401  (the shared fixture)

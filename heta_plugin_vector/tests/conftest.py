@@ -1,24 +1,10 @@
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
+from heta_framework.testing import import_installed
 
-def _installed_package(name: str):
-    """Import the installed package ``name``, not the distribution folder of the same name.
-
-    pytest's importlib mode names this file ``heta_plugin_vector.tests.conftest`` and registers the
-    folder ``heta_plugin_vector/`` (no ``__init__.py``) as a namespace module ``heta_plugin_vector``,
-    which hides the real package under ``src/``. Drop that placeholder before importing.
-    """
-    placeholder = sys.modules.get(name)
-    if placeholder is not None and getattr(placeholder, "__file__", None) is None:
-        del sys.modules[name]
-    return importlib.import_module(name)
-
-
-_installed_package("heta_plugin_vector")
+import_installed("heta_plugin_vector")
 
 import attrs
 import heta_plugin_local

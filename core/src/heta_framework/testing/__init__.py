@@ -20,6 +20,22 @@ from heta_framework.plugins.hookspecs import hookimpl
 from heta_framework.plugins.registry import CATEGORIES, PluginRegistry
 
 
+def import_installed(name: str) -> ModuleType:
+    """Import the installed package ``name``, not a repository folder of the same name.
+
+    Run from a checkout, pytest (``--import-mode=importlib``) can register a
+    distribution's folder (``heta_plugin_graph/``, no ``__init__.py``) as a namespace
+    module that hides the real package under ``src/``. A conftest calls this first.
+    """
+    import importlib
+    import sys
+
+    placeholder = sys.modules.get(name)
+    if placeholder is not None and getattr(placeholder, "__file__", None) is None:
+        del sys.modules[name]
+    return importlib.import_module(name)
+
+
 def make_registry(*plugins: ModuleType | object | str, strict: bool = True) -> PluginRegistry:
     """Core's built-in plugin plus ``plugins`` (modules, plugin objects or dotted names)."""
     return PluginRegistry.from_plugins(plugins, strict=strict)
