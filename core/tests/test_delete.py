@@ -19,7 +19,10 @@ async def test_dry_run_lists_and_keeps_everything(sql_kb, docs_dir):
 
 
 async def test_delete_removes_derived_data_and_allows_a_rebuild(sql_kb, docs_dir):
+    # availability is cached per state of the published assets: each build and delete must refresh it
+    assert "sql_text_search" not in sql_kb.available_queries
     await sql_kb.build([docs_dir])
+    assert "sql_text_search" in sql_kb.available_queries
     raw = sorted(p.name for p in (sql_kb.path / "objects" / "raw").iterdir())
     plan = sql_kb.delete()
     assert plan.deleted

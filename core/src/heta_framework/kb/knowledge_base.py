@@ -19,6 +19,7 @@ knowledge base's state (``kb/state.py``): in the folder by default
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import shutil
@@ -101,6 +102,9 @@ class KnowledgeBase:
         self.state: KnowledgeBaseState = self._open_component(f"stores.{STATE_SLOT}")
         self._load_state()
         self._engines: QueryEngineRegistry = registry.query_engine_registry()
+        # mode -> why it is unavailable, valid while the run record's assets are the same object
+        self._missing_cache: dict[str, list[str]] = {}
+        self._missing_token: object = None
         self._lock = asyncio.Lock()
         self._sync: SyncKnowledgeBase | None = None
 
@@ -172,14 +176,19 @@ class KnowledgeBase:
 
     @property
     def component_keys(self) -> set[str]:
+        return set(self._component_keys)
+
+    @functools.cached_property
+    def _component_keys(self) -> frozenset[str]:
+        # the recipe and the registry are fixed for this object's life, so the keys are too
         keys = set(self.recipe.models.components())
         keys |= {f"stores.{slot}" for slot in self.recipe.stores}
         keys |= {f"stores.{s.slot}" for s in self.registry.items["stores"].values() if s.default}
         keys |= {"parsers.documents"} | {f"parsers.{name}" for name in self.recipe.parsers}
-        return keys
+        return frozenset(keys)
 
     def has_component(self, key: str) -> bool:
-        return key in self.component_keys
+        return key in self._component_keys
 
     def get_component(self, key: str) -> Any:
         if key not in self._components:
@@ -475,18 +484,23 @@ class KnowledgeBase:
     @property
     def available_queries(self) -> list[str]:
         """Modes whose assets the knowledge base has built and whose components the recipe has."""
-        return self._engines.available_modes(self.search_assets, self.component_keys)
+        return [mode for mode in self._engines.modes if not self._missing(mode)]
 
     def unavailable_queries(self) -> dict[str, list[str]]:
         """mode -> reasons it is unavailable (missing assets/components)."""
-        assets = self.search_assets
-        components = self.component_keys
-        result = {}
-        for mode in self._engines.modes:
-            reasons = self._engines.missing(self._engines.get(mode), assets, components)
-            if reasons:
-                result[mode] = reasons
-        return result
+        return {mode: list(reasons) for mode in self._engines.modes if (reasons := self._missing(mode))}
+
+    def _missing(self, mode: str) -> list[str]:
+        """Why ``mode`` is unavailable (empty: available), computed once per state of the published assets:
+        every query, and each mode a composed query calls, asks."""
+        token = self.run_record.assets_token
+        if token is not self._missing_token:
+            self._missing_cache = {}
+            self._missing_token = token
+        reasons = self._missing_cache.get(mode)
+        if reasons is None:
+            reasons = self._missing_cache[mode] = self._engines.missing(self._engines.get(mode), self.search_assets, self._component_keys)
+        return reasons
 
     async def query(
         self,
@@ -547,7 +561,8 @@ class KnowledgeBase:
     async def _run_query(self, request: QueryRequest, *, stack: Sequence[str], memo: QueryMemo | None = None) -> QueryResponse:
         engine = self._engines.get(request.mode)
         check_options(engine, request)  # before anything runs: an unknown or bad option is the caller's mistake
-        check_available(self._engines, engine, self.search_assets, self.component_keys)
+        if self._missing(request.mode):  # the cached answer; check_available words the error
+            check_available(self._engines, engine, self.search_assets, self._component_keys)
         context = QueryContext(self, request, stack, memo)
         started = time.perf_counter()
         response = await engine.query(request, context)

@@ -49,6 +49,9 @@ class RunRecord:
     def __init__(self, state: KnowledgeBaseState, data: dict[str, Any]):
         self.state = state
         self.data = data
+        # every query asks for the assets; parse them again only when the stored list is replaced
+        self._assets_parsed_from: list[dict[str, Any]] | None = None
+        self._assets: tuple[SearchAsset, ...] = ()
 
     @classmethod
     def open(cls, state: KnowledgeBaseState) -> RunRecord:
@@ -92,7 +95,17 @@ class RunRecord:
 
     @property
     def search_assets(self) -> list[SearchAsset]:
-        return [asset_from_dict(a) for a in self.data["search_assets"]]
+        stored = self.data["search_assets"]
+        if stored is not self._assets_parsed_from:
+            self._assets = tuple(asset_from_dict(a) for a in stored)
+            self._assets_parsed_from = stored
+        return list(self._assets)
+
+    @property
+    def assets_token(self) -> object:
+        """A new object whenever the published assets change (``add_capabilities`` replaces the list):
+        hold it and compare with ``is`` to know a cached answer about the assets is still right."""
+        return self.data["search_assets"]
 
     @property
     def queries(self) -> set[str]:
