@@ -132,7 +132,7 @@ def test_server_stopped_mid_build_then_resumed(server, clean, tmp_path, step_pro
 
     # the knowledge base is readable: its catalog loads, and a mode built before the fault says the server is away
     stopped = KnowledgeBase.load(root, registry=REGISTRY)
-    assert len(stopped.documents) == 49 and all(v.state == "pending" for v in stopped.documents.values())
+    assert len(stopped.documents) == 51 and all(v.state == "pending" for v in stopped.documents.values())
     assert "sql_text_search" in stopped.available_queries  # persist_chunks finished before every fault point
     with pytest.raises(HetaError, match="not reachable") as away:
         asyncio.run(stopped.query("whales", mode="sql_text_search"))
