@@ -16,9 +16,7 @@ def render_response(console: Console, mode: str, response: QueryResponse, width:
     if not response.results:
         console.print("  (no results)")
     for rank, result in enumerate(response.results, start=1):
-        where = result.metadata.get("source", "")
-        if where:
-            where = where.rsplit("/", 1)[-1]
+        where = result.location  # the file name, and page, sheet, table and rows where known
         snippet = " ".join(result.text.split())[:width]
         console.print(f"  {rank}. [cyan]{escape(result.kind)}[/] {result.score:.4f} [dim]{escape(where)}[/]  {escape(snippet)}", highlight=False)
     for issue in response.metadata.get("issues", ()):

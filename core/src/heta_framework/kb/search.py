@@ -86,6 +86,13 @@ class QueryResult:
     def document_id(self) -> str | None:
         return self.metadata.get("document_id")
 
+    @property
+    def location(self) -> str:
+        """Where the hit came from, for people: ``report.pdf p.3``, ``sales.xlsx sheet Q1 rows 2-40``."""
+        from heta_framework.kb.provenance import describe_location
+
+        return describe_location(self.metadata)
+
 
 @attrs.frozen
 class Citation:

@@ -10,13 +10,18 @@ from collections.abc import Mapping
 from typing import Any
 
 import cattrs
+from cattrs.gen import make_dict_unstructure_fn
 
-from heta_framework.kb.search import QueryResponse, TraceNode
+from heta_framework.kb.search import QueryResponse, QueryResult, TraceNode
 
 _converter = cattrs.Converter()
 
 
 _converter.register_unstructure_hook(TraceNode, lambda node: node.to_dict())
+_result_fields = make_dict_unstructure_fn(QueryResult, _converter)
+# each result also says where it came from in words ("planets.xlsx sheet Planets rows 2-9"); reading a
+# response back ignores the key, since it follows from the metadata
+_converter.register_unstructure_hook(QueryResult, lambda result: {**_result_fields(result), "location": result.location})
 
 
 def _structure_trace(data: Mapping[str, Any], _type: Any) -> TraceNode:
@@ -36,7 +41,7 @@ _converter.register_structure_hook(TraceNode, _structure_trace)
 
 
 def response_to_dict(response: QueryResponse) -> dict[str, Any]:
-    """JSON-able: ``results`` (each with ``evidence``), ``answer``, ``citations``, ``metadata``, ``trace``."""
+    """JSON-able: ``results`` (each with ``evidence`` and ``location``), ``answer``, ``citations``, ``metadata``, ``trace``."""
     return _converter.unstructure(response)
 
 

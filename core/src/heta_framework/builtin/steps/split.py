@@ -10,6 +10,7 @@ import attrs
 from heta_framework.builtin.text_split import split_text
 from heta_framework.common.validators import positive_whole_number
 from heta_framework.kb.documents import Chunk, chunk_to_dict, document_key, parsed_from_dict
+from heta_framework.kb.provenance import table_provenance
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, store_ref
 
 CHUNKS_PREFIX = "chunks/"
@@ -27,21 +28,28 @@ def check_chunk_overlap(instance: Any, attribute: attrs.Attribute, value: int) -
 
 
 def split_parsed(parsed: Any, chunk_size: int, chunk_overlap: int, *, id_tag: str = "", metadata: Any = None) -> list[Chunk]:
-    """Chunks of a parsed document with provenance; ids are ``<document>-<id_tag><index:05d>``."""
-    return [
-        Chunk(
+    """Chunks of a parsed document with provenance (page; sheet or table and rows for table rows,
+    ``kb/provenance.py``); ids are ``<document>-<id_tag><index:05d>``."""
+    shared = parsed.metadata if metadata is None else metadata
+    chunks = []
+    for index, (start, end) in enumerate(split_text(parsed.text, chunk_size, chunk_overlap)):
+        text = parsed.text[start:end]
+        extra = table_provenance(text, parsed.metadata)
+        page, last_page = parsed.page_at(start), parsed.page_at(end - 1)
+        if page is not None and last_page not in (None, page):  # a chunk across a page break names both ends
+            extra["page_end"] = last_page
+        chunks.append(Chunk(
             id=f"{parsed.document_id}-{id_tag}{index:05d}",
             document_id=parsed.document_id,
-            text=parsed.text[start:end],
+            text=text,
             index=index,
             start=start,
             end=end,
             source=parsed.source,
-            page=parsed.page_at(start),
-            metadata=parsed.metadata if metadata is None else metadata,
-        )
-        for index, (start, end) in enumerate(split_text(parsed.text, chunk_size, chunk_overlap))
-    ]
+            page=page,
+            metadata={**shared, **extra} if extra else shared,
+        ))
+    return chunks
 
 
 @attrs.frozen
