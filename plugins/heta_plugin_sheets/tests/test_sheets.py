@@ -93,3 +93,28 @@ async def test_a_workbook_in_a_knowledge_base_answers_with_sheet_and_row(tmp_pat
     assert visit.metadata["name"] == "visits.csv"
     parsed = kb.objects.get_json(parsed_key(visit.metadata["document_id"]))
     assert parsed["text"].splitlines()[1] == "[visits row 3] Visitor: Grace | Planet: Jupiter | Night: Monday"  # core's csv parser
+
+
+async def test_results_name_the_sheet_and_rows_they_come_from(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    workbook = openpyxl.Workbook()
+    workbook.active.title = "Notes"
+    workbook.active.append(("Note",))
+    workbook.active.append(("Sales are counted per quarter.",))
+    quarter = workbook.create_sheet("Q1")
+    quarter.append(("Store", "Product", "Units"))
+    for number in range(2, 41):
+        quarter.append((f"Store {number}", "umbrella" if number == 27 else "raincoat", number * 3))
+    workbook.save(docs / "sales.xlsx")
+    recipe = Recipe(steps=[ParseDocuments(), SplitDocuments(chunk_size=40, chunk_overlap=0), PersistChunks()])
+    kb = KnowledgeBase.create(tmp_path / "kb", recipe, registry=make_registry(heta_plugin_sheets))
+    await kb.build([docs])
+
+    [hit] = (await kb.query("umbrella", mode="sql_text_search", top_k=1)).results
+    start, end = hit.metadata["row_start"], hit.metadata["row_end"]
+    assert hit.metadata["sheet"] == "Q1" and "table" not in hit.metadata
+    assert start <= 27 <= end and (start, end) != (2, 40)  # the chunk holds some of the sheet's rows, the umbrella's among them
+    assert f"[Q1 row {start}] " in hit.text and f"[Q1 row {end}] " in hit.text and f"[Q1 row {end + 1}] " not in hit.text
+    assert hit.location == f"sales.xlsx sheet Q1 rows {start}-{end}"
+    assert (await kb.query("umbrella", mode="sql_text_search", top_k=1)).to_dict()["results"][0]["location"] == hit.location
