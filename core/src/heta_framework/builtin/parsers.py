@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 from heta_framework.builtin.embedded_tables import docx_table_rows, is_data_table, replace_html_tables, table_label, table_text
+from heta_framework.builtin.pdf_tables import may_hold_ruled_table, pdf_table_pages
 from heta_framework.kb.documents import DocumentParseError, DocumentParser, PageImage, PageSpan, ParseResult
 
 
@@ -113,9 +114,12 @@ def parse_pdf(data: bytes, name: str) -> ParseResult:
         pages: list[PageSpan] = []
         images: list[PageImage] = []
         warnings: list[tuple[str, str]] = []
+        # ruled tables as row lines (pdfplumber, if installed), looked for on pages that draw lines
+        candidates = [number for number, page in enumerate(reader.pages, start=1) if may_hold_ruled_table(page)]
+        table_pages, tables = pdf_table_pages(data, candidates, warnings)
         offset = 0
         for number, page in enumerate(reader.pages, start=1):
-            text = (page.extract_text() or "").strip()
+            text = table_pages.get(number) or (page.extract_text() or "").strip()
             if not text:  # a scanned page: its text is in the page's image, for a vision model or OCR
                 image = _page_scan(page, number, warnings)
                 if image is not None:
@@ -128,9 +132,8 @@ def parse_pdf(data: bytes, name: str) -> ParseResult:
             offset += len(text)
     except (PyPdfError, ValueError, KeyError, TypeError) as exc:
         raise DocumentParseError(f"pypdf could not read this PDF: {exc}") from exc
-    return ParseResult(
-        text="".join(pieces), pages=tuple(pages), metadata={"page_count": len(pages)}, images=tuple(images), warnings=tuple(warnings)
-    )
+    metadata: dict[str, object] = {"page_count": len(pages), **({"tables": tables} if tables else {})}
+    return ParseResult(text="".join(pieces), pages=tuple(pages), metadata=metadata, images=tuple(images), warnings=tuple(warnings))
 
 
 _IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
@@ -178,6 +181,6 @@ def parse_docx(data: bytes, name: str) -> ParseResult:
 BUILTIN_PARSERS = (
     DocumentParser("text", (".txt", ".md", ".markdown", ".rst", ".text", ".log"), parse_text, "plain text and Markdown"),
     DocumentParser("html", (".html", ".htm", ".xhtml"), parse_html, "HTML via BeautifulSoup; tables as rows with their header"),
-    DocumentParser("pdf", (".pdf",), parse_pdf, "PDF via pypdf, with page numbers"),
+    DocumentParser("pdf", (".pdf",), parse_pdf, "PDF via pypdf, with page numbers; ruled tables as rows with their header (pdfplumber)"),
     DocumentParser("docx", (".docx",), parse_docx, "Word documents via python-docx; tables as rows with their header"),
 )
