@@ -21,7 +21,7 @@ from pathlib import Path
 
 from heta_plugin_postgres.connection import DEFAULT_DSN_ENV
 
-__all__ = ["drop_schema", "postgres_dsn", "postgres_env", "postgres_namespace", "postgres_server"]
+__all__ = ["default_state", "drop_schema", "postgres_dsn", "postgres_env", "postgres_namespace", "postgres_server"]
 
 
 @contextmanager
@@ -39,6 +39,14 @@ def postgres_server(parent: str | Path | None = None) -> Iterator[str]:
         close_pools()
         server.cleanup()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def default_state(root: str | Path) -> object:
+    """The ``PostgresState`` of the knowledge base in ``root`` with default options (DSN from ``HETA_POSTGRES_DSN``,
+    schema from the folder's name): what a child process opens as ``KnowledgeBaseStateSuite.subprocess_factory``."""
+    from heta_plugin_postgres.state import PostgresState
+
+    return PostgresState.open(None, Path(root))
 
 
 def drop_schema(dsn: str, schema: str) -> None:
