@@ -21,12 +21,15 @@ def test_init_backend_postgres_puts_every_store_on_the_server(tmp_path, postgres
     kb = KnowledgeBase.load(folder)
     try:
         assert {slot: store.type for slot, store in kb.recipe.stores.items()} == dict.fromkeys(
-            ("graph", "objects", "sql", "text", "vector"), "postgres")
+            ("graph", "objects", "sql", "state", "text", "vector"), "postgres")
         assert all(store.options["dsn_env"] == "HETA_POSTGRES_DSN" for store in kb.recipe.stores.values())
         asyncio.run(kb.build([SourceDocument(id="whales", name="whales.txt", text="Whales breathe air through a blowhole."),
                               SourceDocument(id="tea", name="tea.txt", text="White tea is withered and dried.")]))
         assert asyncio.run(kb.query("blowhole", mode="full_text_search")).results[0].document_id == "whales"
         assert not (folder / "chunks.sqlite").exists() and not (folder / "vectors").exists()  # nothing of it on disk
+        # the state too: the catalog, run record and caches are rows of the KB's schema, the folder holds the recipe
+        assert sorted(path.name for path in folder.iterdir()) == ["recipe.toml"]
+        assert set(kb.documents) == {"whales", "tea"} and kb.state.read_run_record() is not None
     finally:
         kb.close()
         drop_schema(postgres_env, namespace_for(folder))
