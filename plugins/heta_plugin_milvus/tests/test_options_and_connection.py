@@ -124,3 +124,22 @@ def test_an_unreachable_server_names_host_and_port_never_the_token(tmp_path, mon
     assert SECRET not in message and "s3cret" not in caplog.text and caught.value.__cause__ is None
     assert time.monotonic() - started < 30
     assert redact_uri(f"https://u:{SECRET}@h.example:19530/db?x=1") == "https://h.example:19530"
+
+
+def test_a_lite_file_open_in_another_process_is_a_clear_error(tmp_path):
+    import subprocess
+    import sys
+
+    uri = tmp_path / "held.db"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"from pymilvus import MilvusClient; c = MilvusClient({str(uri)!r}); print('open', flush=True); "
+                               "import sys; sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        with pytest.raises(StoreConnectionError, match="one process at a time"):
+            MilvusVectorStore.open(MilvusVectorConfig(uri=str(uri)), tmp_path / "kb")
+    finally:
+        holder.communicate("")
+    MilvusVectorStore.open(MilvusVectorConfig(uri=str(uri)), tmp_path / "kb").close()

@@ -60,7 +60,9 @@ def open_client(config: MilvusVectorConfig, root: Path) -> MilvusClient:
         hint = "check that the server is running and reachable, and the token in $" + (config.token_env or "TOKEN_ENV")
     else:
         uri = str(lite_path(config, root))
-        hint = "Milvus Lite needs `pip install heta-plugin-milvus[lite]` and opens a file in one process at a time"
+        hint = ("Milvus Lite opens a file in one process at a time: if another one (a build, `heta serve`) has it "
+                "open, stop it or query through it, or move [stores.vector] to a Milvus server uri; "
+                "Milvus Lite itself is `pip install heta-plugin-milvus[lite]`")
     token = token_from_environment(config)
     try:
         return MilvusClient(uri=uri, token=token, db_name=config.db_name, timeout=config.timeout)
