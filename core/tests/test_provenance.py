@@ -42,6 +42,7 @@ def test_locations_read_like_a_citation():
     assert describe_location({"source": "/d/r.pdf", "page": 2, "table": "Table 1", "row_start": 2, "row_end": 3}) == (
         "r.pdf p.2 Table 1 rows 2-3")
     assert describe_location({"source": "/d/r.pdf", "page": 2, "page_end": 3}) == "r.pdf pp.2-3"
+    assert describe_location({"source": "/d/scan.png", "page": 1, "media_type": "image/png"}) == "scan.png"
     assert describe_location({"source": "notes", "name": "document.txt"}) == "notes"
     assert describe_location({}) == ""
 

@@ -46,7 +46,7 @@ def describe_location(metadata: Mapping[str, Any]) -> str:
     sheet, table, page = metadata.get("sheet"), metadata.get("table"), metadata.get("page")
     if sheet:
         parts.append(f"sheet {sheet}")  # a sheet's "page" is only its position in the workbook
-    elif page is not None:
+    elif page is not None and not metadata.get("media_type"):  # an image file (its parser names its type) is one page
         last = metadata.get("page_end")
         parts.append(f"p.{page}" if last in (None, page) else f"pp.{page}-{last}")
     if table and table != PurePath(name).stem:  # a CSV file's one table is labelled with the file's own name
