@@ -40,6 +40,8 @@ COMPONENTS = {
     "bench_fulltext.py": [],
     "bench_graph.py": ["--skip-offline"],
     "bench_big_document.py": [],
+    # heta-plugin-ocr: seconds per generated scanned page and character accuracy
+    "bench_ocr.py": [],
     # English, French, Spanish (1,000 articles each) and the Chinese set: every analyzer, calibrated fusion, bm25s
     "bench_multilingual.py": [],
 }

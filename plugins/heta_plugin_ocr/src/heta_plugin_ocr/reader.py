@@ -19,6 +19,9 @@ from heta_framework.common.models import Completion
 #: boxes widened beyond the detector's default (1.6): with the default, the recognition model often
 #: drops the spaces of Latin text whose box is cut close to the letters (bench/bench_ocr.py measures it)
 UNCLIP_RATIO = 2.4
+#: RapidOCR's 0/180 degree line classifier is off: on upright pages it turned some lines upside down
+#: ("iapm si buuni" for "Turing is widely") and cost accuracy; pages are rarely printed upside down
+USE_ANGLE_CLASSIFIER = False
 
 
 def reading_order(boxes: Sequence[tuple[Sequence[Sequence[float]], str]]) -> str:
@@ -56,7 +59,7 @@ class OcrReader:
             from rapidocr_onnxruntime import RapidOCR
 
             threads = {} if self._threads is None else {"intra_op_num_threads": self._threads}
-            self._engine = RapidOCR(det_unclip_ratio=UNCLIP_RATIO, **threads)
+            self._engine = RapidOCR(det_unclip_ratio=UNCLIP_RATIO, use_cls=USE_ANGLE_CLASSIFIER, **threads)
         return self._engine
 
     def transcribe(self, image: bytes) -> str:
