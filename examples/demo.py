@@ -6,6 +6,7 @@ Whoosh and SQLite files in ./demo-kb. It drives the real `heta` command line.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -37,6 +38,21 @@ def heta(*args: str, capture: bool = False) -> str:
     return result.stdout if capture else ""
 
 
+def show_table_and_image() -> None:
+    """The workbook and the image among the documents (examples/make_table_and_image.py): each result says
+    where it came from, and the image was either read offline or reported, never silently empty."""
+    print("\nA workbook and an image are among the documents; each result names its file, sheet and rows:")
+    heta("query", "Saturn moons", "--mode", "sql_text_search", "--top-k", "2")
+    if importlib.util.find_spec("heta_plugin_ocr") is not None:
+        print("\nocean/mariana-trench.png is an image: heta-plugin-ocr read its text offline (image_reads=1 above):")
+        heta("query", "deepest known place on Earth", "--mode", "sql_text_search", "--top-k", "2")
+    else:
+        print(
+            "\nocean/mariana-trench.png is an image, and this recipe has no [models.vision] and heta-plugin-ocr is not\n"
+            "installed: the build report above lists it as needs_vision_model and its text is not indexed."
+        )
+
+
 def main() -> None:
     if KB.exists():
         shutil.rmtree(KB)
@@ -51,6 +67,7 @@ def main() -> None:
     )], check=True, text=True, capture_output=True).stdout)
     for mode in manifest:
         heta("query", QUESTIONS.get(mode, "ocean life"), "--mode", mode, "--top-k", "3")
+    show_table_and_image()
     print(
         "\nKeep the models loaded and serve this knowledge base over HTTP (search page and JSON API):\n\n"
         f"  .venv/bin/heta --kb {KB.name} serve        # then open http://127.0.0.1:8321/  (API schema: /openapi.json)\n\n"
