@@ -20,7 +20,7 @@ import os
 import socket
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from heta_framework.errors import KnowledgeBaseLockedError
 
@@ -94,7 +94,80 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-class WriterLock:
+class PollingWriterLock:
+    """What every writer lock shares: acquire by polling ``_try`` until ``wait`` runs out, the error
+    naming the holder, and the context-manager forms. A backend says how to try, release and read
+    its holder (``WriterLock`` below: a file; a server's state: its own lock)."""
+
+    #: run each try in a thread from ``acquire_async`` (a try that talks to a server blocks)
+    try_in_thread = False
+
+    @property
+    def held(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def location(self) -> str:
+        """Where the knowledge base is, for messages."""
+        raise NotImplementedError
+
+    def _try(self) -> bool:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        raise NotImplementedError
+
+    def holder(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def describe_holder(self, holder: dict[str, Any]) -> str:
+        """``built by PID 123 since ...``: what the lock error says about the holder."""
+        return _describe(holder)
+
+    def _locked_error(self, wait: float | None) -> KnowledgeBaseLockedError:
+        holder = self.holder()
+        waited = f" (waited {wait:g} s)" if wait else ""
+        return KnowledgeBaseLockedError(
+            f"The knowledge base {self.location} is being {self.describe_holder(holder)}{waited}. "
+            "Wait for it to finish, or pass wait=SECONDS (CLI: --wait SECONDS) to wait for the lock.",
+            holder,
+        )
+
+    def acquire(self, wait: float | None = None) -> Self:
+        deadline = time.monotonic() + max(wait or 0, MIN_WAIT_SECONDS)
+        while not self._try():
+            if time.monotonic() >= deadline:
+                raise self._locked_error(wait)
+            time.sleep(POLL_SECONDS)
+        return self
+
+    async def acquire_async(self, wait: float | None = None) -> Self:
+        """As ``acquire``, but waits without blocking the event loop."""
+        deadline = time.monotonic() + max(wait or 0, MIN_WAIT_SECONDS)
+        while not (await asyncio.to_thread(self._try) if self.try_in_thread else self._try()):
+            if time.monotonic() >= deadline:
+                raise self._locked_error(wait)
+            await asyncio.sleep(POLL_SECONDS)
+        return self
+
+    def __enter__(self) -> Self:
+        if not self.held:
+            self.acquire()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+    async def __aenter__(self) -> Self:
+        if not self.held:
+            await self.acquire_async()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.release()
+
+
+class WriterLock(PollingWriterLock):
     """``with WriterLock(kb_path, "build").acquire(wait=...)`` or ``await lock.acquire_async(wait=...)``.
 
     ``wait=None`` (or 0) fails at once with ``KnowledgeBaseLockedError`` when another writer holds
@@ -133,31 +206,9 @@ class WriterLock:
         os.fsync(fd)
         return True
 
-    def _locked_error(self, wait: float | None) -> KnowledgeBaseLockedError:
-        holder = self.holder()
-        waited = f" (waited {wait:g} s)" if wait else ""
-        return KnowledgeBaseLockedError(
-            f"The knowledge base at {self.path.parent} is being {_describe(holder)}{waited}. "
-            "Wait for it to finish, or pass wait=SECONDS (CLI: --wait SECONDS) to wait for the lock.",
-            holder,
-        )
-
-    def acquire(self, wait: float | None = None) -> WriterLock:
-        deadline = time.monotonic() + max(wait or 0, MIN_WAIT_SECONDS)
-        while not self._try():
-            if time.monotonic() >= deadline:
-                raise self._locked_error(wait)
-            time.sleep(POLL_SECONDS)
-        return self
-
-    async def acquire_async(self, wait: float | None = None) -> WriterLock:
-        """As ``acquire``, but waits without blocking the event loop."""
-        deadline = time.monotonic() + max(wait or 0, MIN_WAIT_SECONDS)
-        while not self._try():
-            if time.monotonic() >= deadline:
-                raise self._locked_error(wait)
-            await asyncio.sleep(POLL_SECONDS)
-        return self
+    @property
+    def location(self) -> str:
+        return f"at {self.path.parent}"
 
     def release(self) -> None:
         fd, self._fd = self._fd, None
@@ -183,22 +234,6 @@ class WriterLock:
             return _read_record(fd)
         finally:
             os.close(fd)
-
-    def __enter__(self) -> WriterLock:
-        if not self.held:
-            self.acquire()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.release()
-
-    async def __aenter__(self) -> WriterLock:
-        if not self.held:
-            await self.acquire_async()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self.release()
 
 
 def _read_record(fd: int) -> dict[str, Any]:

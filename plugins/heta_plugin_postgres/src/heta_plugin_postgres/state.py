@@ -17,7 +17,6 @@ processes in different working folders, on different machines, see one knowledge
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import hashlib
 import json
@@ -31,9 +30,8 @@ from typing import Any
 
 import attrs
 import psycopg
-from heta_framework.errors import KnowledgeBaseLockedError
 from heta_framework.kb.documents import DocumentRecord
-from heta_framework.kb.lock import MIN_WAIT_SECONDS, POLL_SECONDS
+from heta_framework.kb.lock import PollingWriterLock
 from heta_framework.kb.stores import StoreType
 from psycopg import sql
 
@@ -106,8 +104,10 @@ class PostgresCache:
         return int(row[0]) if row else 0
 
 
-class PostgresWriterLock:
+class PostgresWriterLock(PollingWriterLock):
     """``WriterLockProtocol`` as a session-level advisory lock on a dedicated connection."""
+
+    try_in_thread = True  # each try is a round trip to the server
 
     def __init__(self, state: PostgresState, operation: str):
         self._state = state
@@ -118,6 +118,13 @@ class PostgresWriterLock:
     @property
     def held(self) -> bool:
         return self._conn is not None
+
+    @property
+    def location(self) -> str:
+        return self._state.location
+
+    def describe_holder(self, holder: dict[str, Any]) -> str:
+        return describe_holder(holder)
 
     def _connect(self) -> psycopg.Connection:
         database = self._state.database
@@ -157,32 +164,6 @@ class PostgresWriterLock:
         self._conn = conn
         return True
 
-    def _locked_error(self, wait: float | None) -> KnowledgeBaseLockedError:
-        holder = self.holder()
-        waited = f" (waited {wait:g} s)" if wait else ""
-        return KnowledgeBaseLockedError(
-            f"The knowledge base {self._state.location} is being {describe_holder(holder)}{waited}. "
-            "Wait for it to finish, or pass wait=SECONDS (CLI: --wait SECONDS) to wait for the lock.",
-            holder,
-        )
-
-    def acquire(self, wait: float | None = None) -> PostgresWriterLock:
-        deadline = time.monotonic() + max(wait or 0, MIN_WAIT_SECONDS)
-        while not self._try():
-            if time.monotonic() >= deadline:
-                raise self._locked_error(wait)
-            time.sleep(POLL_SECONDS)
-        return self
-
-    async def acquire_async(self, wait: float | None = None) -> PostgresWriterLock:
-        """As ``acquire``, but each try runs in a thread and the wait is an ``asyncio.sleep``."""
-        deadline = time.monotonic() + max(wait or 0, MIN_WAIT_SECONDS)
-        while not await asyncio.to_thread(self._try):
-            if time.monotonic() >= deadline:
-                raise self._locked_error(wait)
-            await asyncio.sleep(POLL_SECONDS)
-        return self
-
     def release(self) -> None:
         conn, self._conn = self._conn, None
         if conn is None:
@@ -203,22 +184,6 @@ class PostgresWriterLock:
         with self._state.database.connection() as conn:
             row = conn.execute(sql.SQL("SELECT pid, host, started, operation FROM {}").format(writer)).fetchone()
         return {} if row is None else dict(zip(("pid", "host", "started", "operation"), row, strict=True))
-
-    def __enter__(self) -> PostgresWriterLock:
-        if not self.held:
-            self.acquire()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.release()
-
-    async def __aenter__(self) -> PostgresWriterLock:
-        if not self.held:
-            await self.acquire_async()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self.release()
 
 
 class PostgresState:
