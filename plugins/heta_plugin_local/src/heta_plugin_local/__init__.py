@@ -17,7 +17,7 @@ from heta_framework.plugins.hookspecs import hookimpl
 
 from heta_plugin_local.e5 import E5EmbeddingClient, is_e5_model
 from heta_plugin_local.embedding import LocalEmbeddingClient, load_sentence_transformer
-from heta_plugin_local.models import BUNDLED_MODELS, resolve_model_folder
+from heta_plugin_local.models import BUNDLED_MODELS, declared_languages, resolve_model_folder
 
 __all__ = [
     "BUNDLED_MODELS",
@@ -49,6 +49,7 @@ def create_client(config: Any) -> LocalEmbeddingClient | E5EmbeddingClient:
         batch_size=int(config.options.get("batch_size", 32)),
         device=str(config.options.get("device", "cpu")),
         threads=_threads(config),
+        languages=declared_languages(config.model),
     )
 
 

