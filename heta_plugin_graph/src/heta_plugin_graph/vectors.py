@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import unicodedata
 from collections.abc import Sequence
@@ -15,6 +16,8 @@ from heta_plugin_graph.extraction.nlp import CO_OCCURS
 ENTITY_COLLECTION = "graph_entities"
 RELATION_COLLECTION = "graph_relations"
 EMBED_BATCH = 256
+#: batches in flight at once by default: a remote provider answers several calls at a time (as EmbedChunks' option)
+EMBED_CONCURRENCY = 4
 GRAPH_CACHE_NAME = "graph_embeddings"
 
 
@@ -22,8 +25,9 @@ def _cache_key(model: str, text: str) -> str:
     return f"{model}\x1f{content_hash(text)}"
 
 
-async def embed_texts(embedder: Any, texts: Sequence[str], *, context: Any = None, batch_size: int = EMBED_BATCH) -> np.ndarray:
-    """One vector per text, each distinct text embedded once, in batches.
+async def embed_texts(embedder: Any, texts: Sequence[str], *, context: Any = None, batch_size: int = EMBED_BATCH,
+                      concurrency: int = EMBED_CONCURRENCY) -> np.ndarray:
+    """One vector per text, each distinct text embedded once, in batches, up to ``concurrency`` batches in flight.
 
     Facts often share their text (every co-occurrence from one sentence embeds
     that sentence). With a step context, vectors are kept in the knowledge
@@ -49,14 +53,30 @@ async def embed_texts(embedder: Any, texts: Sequence[str], *, context: Any = Non
             if matrix is None:
                 matrix = np.empty((len(distinct), vector.shape[0]), dtype=np.float32)
             matrix[row] = vector
-    for start in range(0, len(missing), batch_size):
-        rows = missing[start : start + batch_size]
-        part = np.asarray(await embedder.embed([distinct[r] for r in rows]), dtype=np.float32)
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be a whole number >= 1, got {concurrency!r}")
+    gate = asyncio.Semaphore(concurrency)
+
+    async def embed_batch(rows: list[int]) -> None:
+        nonlocal matrix
+        # a remote provider waits on the network: several batches in flight; a local one serialises in its encoder
+        async with gate:
+            part = np.asarray(await embedder.embed([distinct[r] for r in rows]), dtype=np.float32)
         if matrix is None:
             matrix = np.empty((len(distinct), part.shape[1]), dtype=np.float32)
-        matrix[rows] = part
+        matrix[rows] = part  # each batch writes its own rows: the order of the texts holds whatever finishes first
         if cache is not None:
             cache.put_many({keys[r]: np.ascontiguousarray(part[i]).tobytes() for i, r in enumerate(rows)})
+
+    tasks = [asyncio.ensure_future(embed_batch(missing[start : start + batch_size])) for start in range(0, len(missing), batch_size)]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        # the first failure is raised as it is; the other batches stop, and every one that finished is cached
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     assert matrix is not None
     if len(distinct) == len(texts):
         vectors = matrix  # every text distinct (most entity texts): already in order

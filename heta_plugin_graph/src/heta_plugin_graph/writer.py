@@ -23,7 +23,7 @@ from heta_framework.kb.stores import GraphStore, ObjectStoreProtocol
 from heta_plugin_graph.draft import GraphDraft
 from heta_plugin_graph.steps.common import all_chunk_keys
 from heta_plugin_graph.store import RemovedFacts, StoredChunk
-from heta_plugin_graph.vectors import embed_texts, entity_text, open_collections, relation_text, text_hash
+from heta_plugin_graph.vectors import EMBED_CONCURRENCY, embed_texts, entity_text, open_collections, relation_text, text_hash
 
 
 def load_evidence_chunks(context: Any, chunk_ids: set[str]) -> dict[str, StoredChunk]:
@@ -84,6 +84,7 @@ async def write_draft(
     precomputed: Mapping[str, np.ndarray] | None = None,
     known_existing: Sequence[str] = (),
     embed_descriptions: bool = True,
+    concurrency: int = EMBED_CONCURRENCY,
 ) -> None:
     graph: GraphStore = context.store("graph")
     embedder = context.embedding_model()
@@ -120,20 +121,20 @@ async def write_draft(
     await _upsert_changed(
         context, embedder, entity_collection, entity_texts,
         lambda i: {"entity_id": i, "name": stored_entities[i].name, "type": stored_entities[i].type},
-        precomputed or {}, "entities",
+        precomputed or {}, "entities", concurrency,
     )
     await _upsert_changed(
         context, embedder, relation_collection, relation_texts,
         lambda i: {"relation_id": i, "source_id": stored_relations[i].source_id, "target_id": stored_relations[i].target_id,
                    "type": stored_relations[i].type},
-        {}, "relations",
+        {}, "relations", concurrency,
     )
     context.count("entities_written", len(stored_entities))
     context.count("relations_written", len(stored_relations))
 
 
 async def _upsert_changed(context: Any, embedder: Any, collection: Any, texts: Mapping[str, str], metadata_of: Any,
-                          precomputed: Mapping[str, np.ndarray], label: str) -> None:
+                          precomputed: Mapping[str, np.ndarray], label: str, concurrency: int) -> None:
     ids = sorted(texts)
     if not ids:
         return
@@ -145,7 +146,7 @@ async def _upsert_changed(context: Any, embedder: Any, collection: Any, texts: M
         return
     reuse = [i for i in stale if i in precomputed]
     fresh = [i for i in stale if i not in precomputed]
-    vectors = await embed_texts(embedder, [texts[i] for i in fresh], context=context) if fresh else None
+    vectors = await embed_texts(embedder, [texts[i] for i in fresh], context=context, concurrency=concurrency) if fresh else None
     ordered = reuse + fresh
     parts = [np.stack([precomputed[i] for i in reuse])] if reuse else []
     if vectors is not None and len(vectors):

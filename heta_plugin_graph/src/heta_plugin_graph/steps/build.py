@@ -16,9 +16,9 @@ from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepConte
 
 from heta_plugin_graph.assets import GRAPH_ASSETS, GRAPH_SEARCH_MODE
 from heta_plugin_graph.deletion import delete_graph_documents
-from heta_plugin_graph.steps.common import EXTRACTION_KEYS
+from heta_plugin_graph.steps.common import EXTRACTION_KEYS, check_positive
 from heta_plugin_graph.steps.dedup import load_draft
-from heta_plugin_graph.vectors import ENTITY_COLLECTION, RELATION_COLLECTION
+from heta_plugin_graph.vectors import EMBED_CONCURRENCY, ENTITY_COLLECTION, RELATION_COLLECTION
 from heta_plugin_graph.writer import write_draft
 
 GRAPH_STORE_ARTIFACT = "graph_store"
@@ -48,11 +48,15 @@ class BuildGraph:
     the nlp extractor's entity descriptions are whole sentences, so embedding names
     only makes its graphs several times cheaper to build. A co-occurrence is embedded
     as its sentence either way (see ``vectors.relation_text``).
+    ``concurrency`` bounds the embedding batches in flight at once (default 4, as
+    ``embed_chunks``): a remote provider's round trips overlap; a local model runs them one after another.
     """
 
     name: ClassVar[str] = "build_graph"
 
     embed_descriptions: bool = True
+    #: embedding batches sent to the model at the same time (a bound, so a remote API is not flooded)
+    concurrency: int = attrs.field(default=EMBED_CONCURRENCY, validator=check_positive)
 
     @property
     def requirements(self) -> StepRequirements:
@@ -67,7 +71,8 @@ class BuildGraph:
         )
 
     async def run(self, context: StepContextProtocol) -> None:
-        await write_draft(context, load_draft(context), embed_descriptions=self.embed_descriptions)
+        await write_draft(context, load_draft(context), embed_descriptions=self.embed_descriptions,
+                          concurrency=self.concurrency)
         context.set_artifact(GRAPH_STORE_ARTIFACT, {"paths": graph_paths(context), **context.store("graph").counts()})
 
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:

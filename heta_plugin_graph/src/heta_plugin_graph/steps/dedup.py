@@ -95,7 +95,8 @@ class DeduplicateEntities:
     async def _semantic(self, context: Any, draft: GraphDraft) -> GraphDraft:
         entities = list(draft.entities)
         embedder = context.embedding_model()
-        vectors = await embed_texts(embedder, [dedup.name_text(e) for e in entities], context=context)
+        vectors = await embed_texts(embedder, [dedup.name_text(e) for e in entities], context=context,
+                                    concurrency=self.concurrency)
         groups = [part for g in await asyncio.to_thread(dedup.similar_groups, vectors, self.similarity_threshold) for part in dedup.split_large(g)]
         context.count("candidate_groups", len(groups))
         if not groups:

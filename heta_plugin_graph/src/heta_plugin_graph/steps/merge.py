@@ -78,13 +78,15 @@ class MergeGraphIntoStore:
         precomputed: dict[str, Any] = {}
         if new:
             embedder = context.embedding_model()
-            vectors = await embed_texts(embedder, [entity_text(e.name, e.type, e.description if self.embed_descriptions else "") for e in new], context=context)
+            vectors = await embed_texts(embedder, [entity_text(e.name, e.type, e.description if self.embed_descriptions else "") for e in new],
+                                        context=context, concurrency=self.concurrency)
             precomputed = {e.id: v for e, v in zip(new, vectors)}
             if self.semantic:
                 mapping = await self._match(context, draft, new, vectors)
                 context.count("entities_matched_to_store", len(mapping))
                 draft = merge_entities(draft, mapping)
-        await write_draft(context, draft, precomputed=precomputed, embed_descriptions=self.embed_descriptions)
+        await write_draft(context, draft, precomputed=precomputed, embed_descriptions=self.embed_descriptions,
+                        concurrency=self.concurrency)
         context.set_artifact(GRAPH_STORE_ARTIFACT, {"paths": graph_paths(context), **graph.counts()})
 
     async def _match(self, context: Any, draft: GraphDraft, new: list[Any], vectors: Any) -> dict[str, str]:
