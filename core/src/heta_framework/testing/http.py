@@ -310,6 +310,8 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # a handler sleeping in a long delay must not hold up stop()
     allow_reuse_address = True
+    # socketserver's backlog of 5 refuses connections when 16 clients open at once (a concurrency bench does)
+    request_queue_size = 128
     scripted: ScriptedServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
