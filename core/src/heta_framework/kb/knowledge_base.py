@@ -41,6 +41,7 @@ from heta_framework.errors import (
     RecipeValidationError,
     UnknownNameError,
 )
+from heta_framework.kb.committed_view import documents_being_built, hide_documents
 from heta_framework.kb.compact import CompactReport, compact_knowledge_base
 from heta_framework.kb.context import ProgressFactory, StepContext, no_progress
 from heta_framework.kb.documents import DocumentRecord, ParserSet, SourceDocument, content_hash, document_key
@@ -105,6 +106,8 @@ class KnowledgeBase:
         # mode -> why it is unavailable, valid while the run record's assets are the same object
         self._missing_cache: dict[str, list[str]] = {}
         self._missing_token: object = None
+        self._being_built: frozenset[str] = frozenset()
+        self._being_built_key: object = None
         self._lock = asyncio.Lock()
         self._sync: SyncKnowledgeBase | None = None
 
@@ -526,8 +529,20 @@ class KnowledgeBase:
         options = {**self.recipe.query_defaults(mode), **(options or {})}
         request = QueryRequest(text=text, mode=mode, top_k=top_k, filters=filters or {}, options=options, trace=trace)
         response = await self._query_committed_state(request)
+        # the writer's own steps may query what they are building; a lock probe only while a run is unfinished
+        if not self._writing and (being_built := self._documents_being_built()) and self.state.writer_active():
+            response = hide_documents(response, being_built)
         # which mode ran, so a caller that let Heta choose can tell (the CLI's --json shows it)
         return attrs.evolve(response, metadata={**response.metadata, "mode": mode})
+
+    def _documents_being_built(self) -> frozenset[str]:
+        """New documents of an unfinished run (``committed_view``), computed once per state of its record."""
+        runs = self.run_record.runs
+        key = (runs[-1]["id"], runs[-1]["started"], runs[-1]["status"], len(runs)) if runs else None
+        if key != self._being_built_key:
+            self._being_built = documents_being_built(runs)
+            self._being_built_key = key
+        return self._being_built
 
     async def _query_committed_state(self, request: QueryRequest) -> QueryResponse:
         """Run a query; a library error met while another process rewrites the stores is retried once on
