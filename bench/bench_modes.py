@@ -250,9 +250,16 @@ def raw_vectors(kb_folder: Path, model, texts: Sequence[str], step: Callable[[st
     with Timer() as t:
         sampled = raw.encode(model, [texts[i] for i in sample])
     step("embed_chunks", f"SentenceTransformer.encode ({len(sample):,}-chunk random sample)", t.seconds * len(texts) / len(sample))
-    with sqlite3.connect(kb_folder / "embeddings" / "cache.sqlite") as db:
-        cached = {h: np.frombuffer(v, dtype=np.float32) for h, v in db.execute("SELECT text_hash, vector FROM embeddings WHERE model = ?", (EMBEDDING,))}
+    from heta_framework.kb.folder_state import SQLiteCache
+    from heta_plugin_vector.cache import EmbeddingCache
+
     hashes = [hashlib.sha256(text.encode("utf-8")).hexdigest() for text in texts]
+    # Read through the plugin's own cache view, so the bench follows its storage format.
+    store = SQLiteCache(kb_folder / "embeddings" / "cache.sqlite")
+    try:
+        cached = EmbeddingCache(store).get_many(EMBEDDING, hashes)
+    finally:
+        store.close()
     difference = max(float(np.abs(cached[hashes[i]] - sampled[row]).max()) for row, i in enumerate(sample))
     if difference > 1e-4:
         raise SystemExit(f"the knowledge base's vectors differ from plain sentence-transformers by {difference}: not using them")
