@@ -350,3 +350,35 @@ async def test_lost_graph_vectors_come_back_from_the_cache_without_embedding(tmp
     restored = kb.get_component("stores.vector").collection(ENTITY_COLLECTION)
     assert len(restored) == counts["entities"]  # every entity has its vector again
     kb.close()
+
+
+async def test_vectors_written_in_small_blocks_are_each_facts_own(tmp_path, registry, embedding_only, base_steps, monkeypatch):
+    """build_graph upserts in blocks (memory): every stored vector is still its own fact's, across block edges."""
+    import numpy as np
+    from heta_plugin_graph import writer
+    from heta_plugin_graph.vectors import ENTITY_COLLECTION, RELATION_COLLECTION, entity_text, relation_text
+
+    monkeypatch.setattr(writer, "UPSERT_BLOCK", 3)
+    kb, _ = await build_kb(
+        tmp_path, registry, graph_recipe(embedding_only, base_steps, embed_descriptions=False),
+        [SourceDocument(text=OCEAN, id="ocean", name="ocean.txt"), SourceDocument(text=RIVERS, id="rivers", name="rivers.txt")],
+    )
+    graph = kb.get_component("stores.graph")
+    entity_ids, relation_ids = graph.facts_of_documents(["ocean", "rivers"])
+    entities = graph.get_entities(list(entity_ids))
+    relations = graph.get_relations(list(relation_ids))
+    assert len(entities) > 6 and len(relations) > 6  # several blocks of 3 each
+    model = kb.get_component("models.embedding")
+    vectors = kb.get_component("stores.vector")
+    expected = [(ENTITY_COLLECTION, "entity_id", i, entity_text(e.name, e.type, "")) for i, e in entities.items()] + [
+        (RELATION_COLLECTION, "relation_id", i,
+         relation_text(entities[r.source_id].name, r.name or r.type, entities[r.target_id].name, r.description,
+                       relation_type=r.type, with_description=False))
+        for i, r in relations.items()
+    ]
+    queries = np.asarray(await model.embed([text for *_, text in expected]))
+    for (collection, key, fact_id, _), query in zip(expected, queries):
+        hits = vectors.collection(collection).search(query[None, :], 1, filters={key: [fact_id]})[0]
+        assert [h.id for h in hits] == [fact_id]
+        assert hits[0].score == pytest.approx(1.0, abs=1e-4)
+    kb.close()

@@ -23,7 +23,10 @@ from heta_framework.kb.stores import GraphStore, ObjectStoreProtocol
 from heta_plugin_graph.draft import GraphDraft
 from heta_plugin_graph.steps.common import all_chunk_keys
 from heta_plugin_graph.store import RemovedFacts, StoredChunk
-from heta_plugin_graph.vectors import EMBED_CONCURRENCY, embed_texts, entity_text, open_collections, relation_text, text_hash
+from heta_plugin_graph.vectors import EMBED_CONCURRENCY, embed_distinct, entity_text, open_collections, relation_text, text_hash
+
+#: facts written to a vector collection per upsert
+UPSERT_BLOCK = 8192
 
 
 def load_evidence_chunks(context: Any, chunk_ids: set[str]) -> dict[str, StoredChunk]:
@@ -146,12 +149,19 @@ async def _upsert_changed(context: Any, embedder: Any, collection: Any, texts: M
         return
     reuse = [i for i in stale if i in precomputed]
     fresh = [i for i in stale if i not in precomputed]
-    vectors = await embed_texts(embedder, [texts[i] for i in fresh], context=context, concurrency=concurrency) if fresh else None
+    dimension = collection.dimension
+    reused = np.stack([precomputed[i] for i in reuse]) if reuse else np.empty((0, dimension), np.float32)
+    if fresh:
+        distinct, rows = await embed_distinct(embedder, [texts[i] for i in fresh], context=context, concurrency=concurrency)
+    else:
+        distinct, rows = np.empty((0, dimension), np.float32), np.empty(0, np.int64)
     ordered = reuse + fresh
-    parts = [np.stack([precomputed[i] for i in reuse])] if reuse else []
-    if vectors is not None and len(vectors):
-        parts.append(vectors)
-    # float32 already: no astype copy, and one part (the usual case) is used as it is
-    matrix = parts[0] if len(parts) == 1 else np.concatenate(parts)
-    await asyncio.to_thread(collection.upsert, ordered, matrix, [{**metadata_of(i), "text_hash": hashes[i]} for i in ordered])
+    # in blocks: one block's vectors, metadata and normalised copy at a time, never the whole graph's
+    for start in range(0, len(ordered), UPSERT_BLOCK):
+        block = ordered[start : start + UPSERT_BLOCK]
+        stop = start + len(block)
+        from_reused = reused[start:stop]  # ordered is reuse, then fresh
+        from_fresh = distinct[rows[max(0, start - len(reuse)) : max(0, stop - len(reuse))]]
+        matrix = np.concatenate((from_reused, from_fresh)) if len(from_reused) and len(from_fresh) else from_reused if len(from_reused) else from_fresh
+        await asyncio.to_thread(collection.upsert, block, matrix, [{**metadata_of(i), "text_hash": hashes[i]} for i in block])
     context.count(f"{label}_embedded", len(fresh))

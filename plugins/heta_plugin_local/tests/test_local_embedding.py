@@ -117,7 +117,7 @@ def test_threads_option_sets_torch_threads_and_is_checked():
         create_client(EmbeddingModel(model_name="local/all-MiniLM-L6-v2", options={"threads": 0}))
 
 
-def test_short_texts_go_in_bigger_batches_with_the_same_vectors(minilm):
+def test_batches_hold_about_the_same_number_of_tokens_with_the_same_vectors(minilm):
     from heta_plugin_local.embedding import token_budget_batches
 
     names = [f"Entity {n} (ORG)" for n in range(300)]
@@ -125,14 +125,16 @@ def test_short_texts_go_in_bigger_batches_with_the_same_vectors(minilm):
     short_batches = token_budget_batches(names, 32)
     assert [len(b) for b in short_batches] == [128, 128, 44]  # ~6 tokens each: 4x the batch size
     long_batches = token_budget_batches(chunks, 32)
-    assert [len(b) for b in long_batches] == [32, 32, 6]  # chunk-length texts: sentence-transformers' own batches
+    assert [len(b) for b in long_batches] == [16, 16, 16, 16, 6]  # ~128 tokens each: 2,048 tokens a pass
+    full_length = ["word " * 300 + str(n) for n in range(20)]
+    assert [len(b) for b in token_budget_batches(full_length, 32)] == [5, 5, 5, 5]  # ~377 tokens: a pass stays small
     mixed = names + chunks
     rows = [row for batch in token_budget_batches(mixed, 32) for row in batch]
     assert sorted(rows) == list(range(len(mixed)))
     assert [len(mixed[r]) for r in rows] == sorted(map(len, mixed), reverse=True)  # longest first, every text once
-    # the vectors are those of sentence-transformers' own batches of 32, for short, medium and long texts mixed
+    # padding is masked: the vectors are those of sentence-transformers' own batches of 32, short, medium and long mixed
     sentences = [f"Company {n} was founded in a small town near the river and moved to the capital in {1900 + n}." for n in range(40)]
-    sample = names[:150] + sentences + chunks[:10]
+    sample = names[:150] + sentences + chunks[:10] + full_length[:3]
     reference = minilm.model().encode(sample, batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
     assert len(token_budget_batches(sample, 32)) < len(sample) / 32  # bigger batches than the reference's
     assert np.abs(minilm.encode(sample) - reference).max() <= 1e-6

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from heta_framework.common.memory import release_freed_memory
 from heta_framework.common.secrets import redact
 from heta_framework.errors import HetaError, RecipeValidationError, StepFailedError, UnknownNameError
 from heta_framework.kb.context import ProgressFactory, StepContext
@@ -175,6 +176,7 @@ async def run_steps(
         try:
             await step.run(context)
             kb.flush_stores()
+            release_freed_memory()  # what the step built and dropped: otherwise each step's heap stays resident
         except Exception as exc:
             message = redact(f"{type(exc).__name__}: {exc}", *kb.secrets())
             state.update(status="failed", error=message, issues=[issue_to_dict(i) for i in context.issues])

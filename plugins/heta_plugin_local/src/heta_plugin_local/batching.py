@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -38,6 +39,11 @@ class CombiningEncoder:
         self._waiting: list[_Job] = []
         self._waiting_lock = threading.Lock()
         self._model_lock = threading.Lock()  # one model call at a time
+        # Every model call runs on this one thread. Called from whichever worker thread
+        # asked, torch's activations were allocated in that thread's malloc arena and
+        # each arena kept its freed blocks: at 1,000 chunks the process held ~400 MB
+        # more than the same calls from one thread (1,410 vs 1,015 MB peak).
+        self._model_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="heta-encoder")
         #: model calls made (a test counts them)
         self.calls = 0
 
@@ -45,17 +51,17 @@ class CombiningEncoder:
         job = _Job(texts)
         with self._waiting_lock:
             self._waiting.append(job)
-        while True:
-            with self._model_lock:
-                if job.done:
-                    break
-                self._run(self._take())
-            if job.done:
-                break
+        while not job.done:
+            # the call takes every job waiting when it starts: often this one was run by an earlier call
+            self._model_thread.submit(self._run_waiting).result()
         if job.error is not None:
             raise job.error
         assert job.vectors is not None
         return job.vectors
+
+    def _run_waiting(self) -> None:
+        with self._model_lock:
+            self._run(self._take())
 
     def _take(self) -> list[_Job]:
         """The waiting jobs, oldest first, up to MAX_COMBINED_TEXTS texts (always at least one job)."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from heta_framework.common.memory import release_freed_memory
 from heta_framework.errors import ModelError
 
 from heta_plugin_local.batching import CombiningEncoder
@@ -59,26 +60,31 @@ def load_sentence_transformer(folder: Path, device: str = "cpu") -> Any:
     return model
 
 
-#: tokens one forward pass is sized for: short texts (entity names, ~8 tokens) go 4x the batch size at a time,
-#: chunk-length texts keep the batch size. Measured on MiniLM, 2 cores: names at 128 a batch took 0.54x the time
-#: of 32 a batch; 30-token sentences were fastest at 32 (bench notes in issue 14)
-BATCH_TOKENS = 1024
+#: padded tokens per forward pass for each unit of ``batch_size``: the default 32 gives passes of 2,048 tokens,
+#: 8 chunks of 256 tokens, 64 sentences of 32, and names (~8 tokens) up to the cap of 4 x batch_size = 128.
+#: Measured on MiniLM, 2 cores, 1,000 chunks of ~250 tokens: batch 32 took 20.9 s and +393 MB of activations,
+#: batch 8 took 19.4 s and +170 MB; names at 128 a batch took 0.54x the time of 32 a batch (issue 14)
+TOKENS_PER_BATCH_UNIT = 64
+#: calls of at least this many texts (a build's batches, not a query) hand freed activations back (``memory``)
+RELEASE_AFTER_TEXTS = 16
 _CHARS_PER_TOKEN = 4  # WordPiece on English; only the batch size depends on it, never a vector
 
 
 def token_budget_batches(texts: Sequence[str], batch_size: int) -> list[list[int]]:
-    """Row numbers of ``texts`` in batches, longest first, each of at most BATCH_TOKENS (estimated) padded tokens.
+    """Row numbers of ``texts`` in batches, longest first, each of about ``batch_size * 64`` padded tokens.
 
-    A batch holds between ``batch_size`` and ``4 * batch_size`` texts. Texts of
-    chunk length get exactly the batches sentence-transformers forms itself
-    (longest first, ``batch_size`` at a time), so their vectors do not change.
+    A batch holds between 1 and ``4 * batch_size`` texts: short texts go many at
+    a time (fewer passes), long ones few at a time, so no pass needs more memory
+    for its attention than a pass of 64-token texts. Padding is masked, so the
+    vectors are those of any other batching (within float rounding, 1e-6).
     """
+    budget = batch_size * TOKENS_PER_BATCH_UNIT
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     batches: list[list[int]] = []
     start = 0
     while start < len(order):
         longest = len(texts[order[start]]) // _CHARS_PER_TOKEN + 2  # + [CLS] and [SEP]
-        size = min(4 * batch_size, max(batch_size, BATCH_TOKENS // longest))
+        size = max(1, min(4 * batch_size, budget // longest))
         batches.append(order[start : start + size])
         start += size
     return batches
@@ -141,6 +147,8 @@ class LocalEmbeddingClient:
             if out is None:  # one output matrix, filled in place: no concatenation copy
                 out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
             out[rows] = vectors
+        if len(texts) >= RELEASE_AFTER_TEXTS:
+            release_freed_memory()
         return out if out is not None else np.empty((0, self.dimension), dtype=np.float32)
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -1,0 +1,32 @@
+"""Model calls run on one thread, whichever thread asks (one malloc arena for every activation; issue 14)."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from heta_plugin_local.batching import CombiningEncoder
+
+
+def test_every_model_call_runs_on_the_encoder_thread_whoever_asks():
+    seen: set[str] = set()
+
+    def encode(texts):
+        seen.add(threading.current_thread().name)
+        return np.ones((len(texts), 2), dtype=np.float32)
+
+    encoder = CombiningEncoder(encode)
+    with ThreadPoolExecutor(6) as pool:
+        results = list(pool.map(lambda n: encoder.encode([f"text {n}"] * (n + 1)), range(24)))
+    assert [r.shape[0] for r in results] == [n + 1 for n in range(24)]
+    assert len(seen) == 1 and next(iter(seen)).startswith("heta-encoder")  # one malloc arena for every activation
+
+
+def test_a_failing_model_call_reaches_its_caller():
+    def encode(texts):
+        raise RuntimeError("model exploded")
+
+    with pytest.raises(RuntimeError, match="model exploded"):
+        CombiningEncoder(encode).encode(["a"])
