@@ -355,8 +355,9 @@ async def test_lost_graph_vectors_come_back_from_the_cache_without_embedding(tmp
 async def test_vectors_written_in_small_blocks_are_each_facts_own(tmp_path, registry, embedding_only, base_steps, monkeypatch):
     """build_graph upserts in blocks (memory): every stored vector is still its own fact's, across block edges."""
     import numpy as np
-    from heta_plugin_graph import writer
     from heta_plugin_graph.vectors import ENTITY_COLLECTION, RELATION_COLLECTION, entity_text, relation_text
+
+    from heta_plugin_graph import writer
 
     monkeypatch.setattr(writer, "UPSERT_BLOCK", 3)
     kb, _ = await build_kb(

@@ -105,38 +105,41 @@ async def write_draft(
     context.count("entities_removed", len(removed.entity_ids))
     context.count("relations_removed", len(removed.relation_ids))
 
-    stored_entities = await asyncio.to_thread(graph.get_entities, [e.id for e in draft.entities])
-    stored_relations = await asyncio.to_thread(graph.get_relations, [r.id for r in draft.relations])
+    entity_ids, relation_ids = [e.id for e in draft.entities], [r.id for r in draft.relations]
+    # memory: the draft and the evidence texts are written; entities, then relations, are read back one kind at a time
+    del draft, chunks
+
+    def described(description: str) -> str:
+        return description if embed_descriptions else ""
+
+    stored_entities = await asyncio.to_thread(graph.get_entities, entity_ids)
+    entity_texts = {i: entity_text(e.name, e.type, described(e.description)) for i, e in stored_entities.items()}
+    entity_metadata = {i: {"entity_id": i, "name": e.name, "type": e.type} for i, e in stored_entities.items()}
+    context.count("entities_written", len(stored_entities))
+    del stored_entities
+    await _upsert_changed(context, embedder, entity_collection, entity_texts, entity_metadata, precomputed or {}, "entities", concurrency)
+    del entity_texts, entity_metadata
+
+    stored_relations = await asyncio.to_thread(graph.get_relations, relation_ids)
     endpoint_names = {
         e.id: e.name for e in (await asyncio.to_thread(
             graph.get_entities, list({i for r in stored_relations.values() for i in (r.source_id, r.target_id)})
         )).values()
     }
-    def described(description: str) -> str:
-        return description if embed_descriptions else ""
-
-    entity_texts = {i: entity_text(e.name, e.type, described(e.description)) for i, e in stored_entities.items()}
     relation_texts = {
         i: relation_text(endpoint_names.get(r.source_id, ""), r.name or r.type, endpoint_names.get(r.target_id, ""),
                          r.description, relation_type=r.type, with_description=embed_descriptions)
         for i, r in stored_relations.items()
     }
-    await _upsert_changed(
-        context, embedder, entity_collection, entity_texts,
-        lambda i: {"entity_id": i, "name": stored_entities[i].name, "type": stored_entities[i].type},
-        precomputed or {}, "entities", concurrency,
-    )
-    await _upsert_changed(
-        context, embedder, relation_collection, relation_texts,
-        lambda i: {"relation_id": i, "source_id": stored_relations[i].source_id, "target_id": stored_relations[i].target_id,
-                   "type": stored_relations[i].type},
-        {}, "relations", concurrency,
-    )
-    context.count("entities_written", len(stored_entities))
+    relation_metadata = {
+        i: {"relation_id": i, "source_id": r.source_id, "target_id": r.target_id, "type": r.type} for i, r in stored_relations.items()
+    }
     context.count("relations_written", len(stored_relations))
+    del stored_relations, endpoint_names
+    await _upsert_changed(context, embedder, relation_collection, relation_texts, relation_metadata, {}, "relations", concurrency)
 
 
-async def _upsert_changed(context: Any, embedder: Any, collection: Any, texts: Mapping[str, str], metadata_of: Any,
+async def _upsert_changed(context: Any, embedder: Any, collection: Any, texts: Mapping[str, str], metadata: Mapping[str, dict[str, Any]],
                           precomputed: Mapping[str, np.ndarray], label: str, concurrency: int) -> None:
     ids = sorted(texts)
     if not ids:
@@ -163,5 +166,5 @@ async def _upsert_changed(context: Any, embedder: Any, collection: Any, texts: M
         from_reused = reused[start:stop]  # ordered is reuse, then fresh
         from_fresh = distinct[rows[max(0, start - len(reuse)) : max(0, stop - len(reuse))]]
         matrix = np.concatenate((from_reused, from_fresh)) if len(from_reused) and len(from_fresh) else from_reused if len(from_reused) else from_fresh
-        await asyncio.to_thread(collection.upsert, block, matrix, [{**metadata_of(i), "text_hash": hashes[i]} for i in block])
+        await asyncio.to_thread(collection.upsert, block, matrix, [{**metadata[i], "text_hash": hashes[i]} for i in block])
     context.count(f"{label}_embedded", len(fresh))
