@@ -13,6 +13,7 @@ output of ``normalize_name``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import threading
@@ -142,7 +143,7 @@ class SQLiteGraphStore:
             self._delete_evidence_of(db, replace_documents)
             db.executemany(
                 "INSERT OR REPLACE INTO chunks (id, document_id, text, metadata) VALUES (?, ?, ?, ?)",
-                [(c.id, c.document_id, c.text, json.dumps(dict(c.metadata), ensure_ascii=False)) for c in chunks],
+                ((c.id, c.document_id, c.text, json.dumps(dict(c.metadata), ensure_ascii=False)) for c in chunks),
             )
             # an existing entity keeps its name and description; a new one is inserted
             db.executemany(
@@ -150,20 +151,23 @@ class SQLiteGraphStore:
                 " ON CONFLICT(id) DO UPDATE SET"
                 " description = CASE WHEN entities.description = '' THEN excluded.description ELSE entities.description END,"
                 " aliases = CASE WHEN entities.aliases = '[]' THEN excluded.aliases ELSE entities.aliases END",
-                [
+                (
                     (e.id, e.name, normalize_name(e.name), e.type, e.description, json.dumps(dict(e.attributes), ensure_ascii=False),
                      json.dumps(list(e.aliases), ensure_ascii=False))
                     for e in draft.entities
-                ],
+                ),
             )
             db.executemany(
                 "INSERT INTO relations (id, source_id, target_id, type, name, description) VALUES (?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(id) DO UPDATE SET"
                 " description = CASE WHEN relations.description = '' THEN excluded.description ELSE relations.description END",
-                [(r.id, r.source_id, r.target_id, r.type, r.name, r.description) for r in draft.relations],
+                ((r.id, r.source_id, r.target_id, r.type, r.name, r.description) for r in draft.relations),
             )
-            rows = [("entity", e.id, ev.chunk_id, ev.document_id, ev.description) for e in draft.entities for ev in e.evidence]
-            rows += [("relation", r.id, ev.chunk_id, ev.document_id, ev.description) for r in draft.relations for ev in r.evidence]
+            # generated as SQLite takes them: a list would hold every evidence row of the graph at once
+            rows = itertools.chain(
+                (("entity", e.id, ev.chunk_id, ev.document_id, ev.description) for e in draft.entities for ev in e.evidence),
+                (("relation", r.id, ev.chunk_id, ev.document_id, ev.description) for r in draft.relations for ev in r.evidence),
+            )
             db.executemany(
                 "INSERT OR REPLACE INTO evidence (fact_kind, fact_id, chunk_id, document_id, description) VALUES (?, ?, ?, ?, ?)", rows
             )
