@@ -106,7 +106,10 @@ def _modes_sections(data: dict) -> list[str]:
         lines += _table(["step", "10k", "raw library", "raw 10k", "ratio", "100k", "raw 100k", "ratio"], rows)
         check = raw10.get("embedding_check", {})
         lines += [
-            f"Builds: {_fmt(build10.get('seconds'))} s at 10k, {_fmt(build100.get('seconds'))} s at 100k. "
+            f"Builds: {_fmt(build10.get('seconds'))} s at 10k, {_fmt(build100.get('seconds'))} s at 100k; peak resident memory "
+            f"{_fmt(build10.get('peak_rss_mb'))} MB at 10k (the raw libraries' stage: {_fmt(raw10.get('peak_rss_mb'))} MB, "
+            "which embeds a sample and builds no graph), "
+            f"{_fmt(build100.get('peak_rss_mb'))} MB at 100k (no graph). "
             "At 100k, `embed_chunks` reads the repeated texts' vectors from its cache, seeded from the 10k tier (model "
             "throughput is the 10k figure), and the raw FAISS add reuses the raw 10k vectors. "
             f"The raw sentence-transformers side encodes a random {_fmt(check.get('sampled_chunks'))}-chunk sample (its chunks/s "
