@@ -182,6 +182,12 @@ def _alternating_sections(query10: dict, query100: dict) -> list[str]:
         size = query10.get("graph_size", {})
         lines += [f"### Model calls per request and the query path without the model (10k; graph of {_fmt(size.get('entities'))} entities)", ""]
         lines += _table(["mode", "embedding model calls per request", "p50 ms with the query vector precomputed"], rows)
+        calibrations = {mode: row["calibration_embedding_calls"] for mode, row in query10.get("modes", {}).items()
+                        if row.get("calibration_embedding_calls")}
+        if calibrations:
+            lines += ["Once per build state, the first query of a composed mode calibrates its fusion weights on pseudo-queries "
+                      "from the knowledge base's own chunks (counted apart above): "
+                      + ", ".join(f"`{mode}` {_fmt(n)} embedding calls" for mode, n in calibrations.items()) + ".", ""]
     concurrency = query10.get("concurrency", {})
     if concurrency:
         rows = [[f"`{mode}`", _fmt(row.get("sequential_qps")), _fmt(next((v for k, v in row.items() if k.startswith("concurrent_")), None)),
