@@ -30,3 +30,21 @@ def test_a_failing_model_call_reaches_its_caller():
 
     with pytest.raises(RuntimeError, match="model exploded"):
         CombiningEncoder(encode).encode(["a"])
+
+
+def test_callers_that_queue_during_a_call_share_the_next_one():
+    import time
+
+    def slow(texts):
+        time.sleep(0.02)  # a forward pass: callers arriving meanwhile queue up
+        return np.arange(len(texts), dtype=np.float32).reshape(-1, 1)
+
+    encoder = CombiningEncoder(slow)
+
+    def client(n: int) -> list[np.ndarray]:  # a caller that keeps asking, as a server under load does
+        return [encoder.encode([f"query {n}.{k}"]) for k in range(5)]
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = [a for batch in pool.map(client, range(8)) for a in batch]
+    assert len(answers) == 40 and all(a.shape == (1, 1) for a in answers)
+    assert encoder.calls <= 15  # 40 requests from 8 busy callers: about one call per round, never one per request
