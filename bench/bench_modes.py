@@ -52,6 +52,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import raw  # noqa: E402
 from common import (  # noqa: E402
+    RESULTS,
     Timer,
     alternating,
     comparison,
@@ -464,6 +465,9 @@ def main() -> None:
     parser.add_argument("--skip-100k", action="store_true")
     parser.add_argument("--articles", type=int, help="use only the first N articles (a quick look; tiers are then N and 10N)")
     parser.add_argument("--work", type=Path, help="working folder (default: a temporary one, removed afterwards)")
+    parser.add_argument("--only", nargs="+", choices=STAGES, metavar="STAGE",
+                        help="run only these stages on the knowledge bases an earlier run left in --work, and replace "
+                             "just their entries in the results (e.g. --only query-10k query-100k after a query-path change)")
     parser.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)  # a child process runs one stage
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -475,12 +479,19 @@ def main() -> None:
         (args.work / f"{args.stage}.json").write_text(json.dumps(result, indent=1))
         return
 
+    if args.only and not args.work:
+        parser.error("--only needs --work: the folder an earlier run kept its knowledge bases in")
     work = args.work or Path(tempfile.mkdtemp(prefix="heta-bench-modes-"))
-    stages = [s for s in STAGES if not (args.skip_100k and s.endswith("100k"))]
+    stages = [s for s in STAGES if not (args.skip_100k and s.endswith("100k")) and (not args.only or s in args.only)]
     result: dict = {"recipe": "ParseDocuments, SplitDocuments, PersistChunks, EmbedChunks, IndexVectors, IndexFullText, "
                     'HetaGraphProcedure(extractor="nlp", embed_descriptions=False)', "embedding": EMBEDDING, "stages": {}}
     # only a full run replaces the committed results; a quick look writes beside the knowledge bases
     full_run = not (args.articles or args.skip_100k or args.queries != DEFAULT_QUERIES)
+    if args.only:
+        # the other stages keep the numbers of the run that made these knowledge bases
+        previous = RESULTS / "modes.json" if full_run else work / "modes.json"
+        result = json.loads(previous.read_text())
+        result.setdefault("rerun_stages", {}).update({stage: time.strftime("%Y-%m-%d") for stage in stages})
 
     def save() -> Path:
         if full_run:
@@ -506,8 +517,9 @@ def main() -> None:
         if not args.work:
             # ~200k small files: removing them takes half a minute that is no part of any measurement
             subprocess.Popen(["rm", "-rf", str(work)], start_new_session=True)
-    result["seconds"] = round(time.perf_counter() - started, 1)
-    print(f"total {result['seconds']} s; wrote {save()}")
+    if not args.only:  # a partial rerun keeps the full run's total
+        result["seconds"] = round(time.perf_counter() - started, 1)
+    print(f"took {time.perf_counter() - started:.1f} s; wrote {save()}")
 
 
 if __name__ == "__main__":

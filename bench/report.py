@@ -76,6 +76,10 @@ def _modes_sections(data: dict) -> list[str]:
         "Raw libraries ran on the knowledge base's own chunk texts, in the same run (`bench/raw.py`).",
         "",
     ]
+    reruns = data.get("rerun_stages", {})
+    if reruns:
+        lines += ["Stages measured again on the same knowledge bases (`bench_modes.py --only`): "
+                  + ", ".join(f"`{stage}` on {day}" for stage, day in reruns.items()) + ".", ""]
     quality = raw10.get("quality", {})
     modes10 = query10.get("modes", {})
     if modes10:
