@@ -26,8 +26,9 @@ Stages, each in its own process so its peak memory is its own:
 
 Writes bench/results/modes.json.
 
-    python bench/bench_modes.py                             # everything, ~15 minutes on 2 cores
+    python bench/bench_modes.py --work /tmp/bm              # everything, ~20 minutes on 2 cores; keep the KBs
     python bench/bench_modes.py --queries 200 --skip-100k   # a quick look
+    python bench/bench_modes.py --work /tmp/bm --only query-10k query-100k   # the query path again, same KBs
 """
 
 from __future__ import annotations
