@@ -6,7 +6,7 @@ one with ``[stores.*] type = "postgres"`` for every slot, on a real server. Each
 question in each mode must have the same top-1 result in both; overlap@5 (the share
 of the embedded top 5 that the postgres top 5 also holds) is printed per mode and
 must be high. The stores rank differently inside (pgvector HNSW vs FAISS, ts_rank vs
-SQLite FTS5 BM25, ts_rank_cd vs Whoosh BM25F), which is why the tail may differ.
+SQLite FTS5 BM25, ts_rank vs Whoosh BM25F), which is why the tail may differ.
 """
 
 from __future__ import annotations

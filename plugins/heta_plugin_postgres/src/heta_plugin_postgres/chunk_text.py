@@ -39,8 +39,8 @@ TEXT_SEARCH_CONFIGS = (
     "norwegian", "portuguese", "romanian", "russian", "serbian", "spanish", "swedish", "tamil", "turkish", "yiddish",
 )
 
-#: ranking functions the stores may use: ts_rank (term frequency) and ts_rank_cd (cover density)
-RANKERS = {"ts_rank": sql.SQL("ts_rank"), "ts_rank_cd": sql.SQL("ts_rank_cd")}
+#: ranking functions the stores may use (ts_rank_cd, cover density, ranked far worse: see text_store)
+RANKERS = {"ts_rank": sql.SQL("ts_rank")}
 #: ts_rank normalisation 1: divide by 1 + log(document length), BM25's length penalty in spirit
 _NORMALISATION = 1
 
