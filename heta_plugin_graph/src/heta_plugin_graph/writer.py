@@ -165,6 +165,5 @@ async def _upsert_changed(context: Any, embedder: Any, collection: Any, texts: M
         stop = start + len(block)
         from_reused = reused[start:stop]  # ordered is reuse, then fresh
         from_fresh = distinct[rows[max(0, start - len(reuse)) : max(0, stop - len(reuse))]]
-        matrix = np.concatenate((from_reused, from_fresh)) if len(from_reused) and len(from_fresh) else from_reused if len(from_reused) else from_fresh
-        await asyncio.to_thread(collection.upsert, block, matrix, [{**metadata[i], "text_hash": hashes[i]} for i in block])
+        await asyncio.to_thread(collection.upsert, block, np.concatenate((from_reused, from_fresh)), [{**metadata[i], "text_hash": hashes[i]} for i in block])
     context.count(f"{label}_embedded", len(fresh))

@@ -39,8 +39,6 @@ TEXT_SEARCH_CONFIGS = (
     "norwegian", "portuguese", "romanian", "russian", "serbian", "spanish", "swedish", "tamil", "turkish", "yiddish",
 )
 
-#: ranking functions the stores may use (ts_rank_cd, cover density, ranked far worse: see text_store)
-RANKERS = {"ts_rank": sql.SQL("ts_rank")}
 #: ts_rank normalisation 1: divide by 1 + log(document length), BM25's length penalty in spirit
 _NORMALISATION = 1
 
@@ -74,12 +72,11 @@ def _is_cjk(char: str) -> bool:
 class ChunkTextTable:
     """One chunk table in the knowledge base's schema, its tsvector built with ``config``."""
 
-    def __init__(self, database: PostgresDatabase, table: str, config: str, ranker: str):
+    def __init__(self, database: PostgresDatabase, table: str, config: str):
         self._database = database
         self._name = table
         self._table = database.table(table)
         self.config = config
-        self._ranker = RANKERS[ranker]
         with database.connection() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"heta-chunks:{database.schema}.{table}",))
             conn.execute(sql.SQL(
@@ -160,12 +157,12 @@ class ChunkTextTable:
             "WITH q AS (SELECT string_agg('(' || t::text || ')', ' | ')::tsquery AS query FROM "
             "(SELECT phraseto_tsquery(%s::regconfig, phrase) AS t FROM unnest(%s::text[]) AS phrase) AS terms "
             "WHERE numnode(t) > 0) "
-            "SELECT {columns}, {rank}(c.body, q.query, %s) AS score FROM {table} AS c, q "
+            "SELECT {columns}, ts_rank(c.body, q.query, %s) AS score FROM {table} AS c, q "
             "WHERE q.query IS NOT NULL AND c.body @@ q.query AND {where} "
             "ORDER BY score DESC, c.id LIMIT %s"
         ).format(columns=sql.SQL(", ").join(sql.SQL("c.") + sql.Identifier(name) for name in (
             "id", "document_id", "chunk_index", "text", "start_offset", "end_offset", "source", "page", "metadata")),
-            rank=self._ranker, table=self._table, where=where)
+            table=self._table, where=where)
         with self._database.connection() as conn:
             rows = conn.execute(statement, [self.config, phrases, _NORMALISATION, *params, int(top_k)]).fetchall()
         return [(row_to_chunk(row[:-1]), float(row[-1])) for row in rows]

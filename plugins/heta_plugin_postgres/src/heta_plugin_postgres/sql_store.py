@@ -40,7 +40,7 @@ class PostgresSQLStore:
     @classmethod
     def open(cls, config: PostgresSQLStoreConfig | None, root: Path) -> PostgresSQLStore:
         config = config or PostgresSQLStoreConfig()
-        return cls(ChunkTextTable(open_database(config, root), "chunks", config.language, "ts_rank"))
+        return cls(ChunkTextTable(open_database(config, root), "chunks", config.language))
 
     @property
     def language(self) -> str:

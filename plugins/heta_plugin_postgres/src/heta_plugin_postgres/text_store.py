@@ -4,7 +4,8 @@ Its own table (``text_chunks``), so the two keyword modes can be built, rebuilt 
 removed independently, ranked by ``ts_rank`` with length normalisation 1, as the
 SQL chunk store. Cover density (``ts_rank_cd``) was the first choice and scored
 0.258 MRR@10 against 0.631 for ``ts_rank`` on the 10k bench's 400 known-item
-queries (the same tsvectors and queries; Whoosh's BM25F: 0.630). ``analyzer`` takes the full-text plugin's names and maps each to the
+queries (the same tsvectors and queries; Whoosh's BM25F: 0.630). ``analyzer``
+takes the full-text plugin's names and maps each to the
 PostgreSQL configuration that does the same (``standard``/``chinese``/``auto`` ->
 ``simple``, CJK as character pairs; ``english`` -> ``english``, ...).
 """
@@ -61,7 +62,7 @@ class PostgresTextIndex:
     def open(cls, config: PostgresTextIndexConfig | None, root: Path) -> PostgresTextIndex:
         config = config or PostgresTextIndexConfig()
         database = open_database(config, root)
-        return cls(ChunkTextTable(database, "text_chunks", text_search_config(config.analyzer), "ts_rank"),
+        return cls(ChunkTextTable(database, "text_chunks", text_search_config(config.analyzer)),
                    config.analyzer)
 
     @property
