@@ -86,9 +86,12 @@ def test_a_dense_leg_is_only_tilted_against_a_keyword_leg_while_its_model_knows_
     ratios, why = ratio_range(legs, frozenset({"en"}), main_language(queries))
     assert ratios == RATIOS and "french" in why
     assert choose_weights(legs, answers, queries, ratios=ratios).weights == {"hybrid_search": 0.0, "full_text_search": 1.0}
-    # a model that declares no languages is not assumed weak; two dense legs always have the whole range
+    # a model that declares no languages is not assumed weak; two legs of the same signals always have the
+    # whole range, and graph search (fact vectors weighed by their evidence's words) is partly lexical
     assert ratio_range(legs, None, "french")[0] == BOUNDED_RATIOS
-    assert ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "english")[0] == RATIOS
+    assert ratio_range(("full_text_search", "sql_text_search"), frozenset({"en"}), "english")[0] == RATIOS
+    assert ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "english")[0] == BOUNDED_RATIOS
+    assert ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "french")[0] == RATIOS
     assert ratio_range(("my_plugin_mode", "full_text_search"), frozenset({"en"}), "english")[0] == RATIOS
 
 

@@ -383,3 +383,53 @@ async def test_vectors_written_in_small_blocks_are_each_facts_own(tmp_path, regi
         assert [h.id for h in hits] == [fact_id]
         assert hits[0].score == pytest.approx(1.0, abs=1e-4)
     kb.close()
+
+
+async def test_facts_rank_by_similarity_weighed_by_their_best_evidence(tmp_path, registry, embedding_only, base_steps):
+    kb, _ = await build_kb(
+        tmp_path, registry, graph_recipe(embedding_only, base_steps, embed_descriptions=False),
+        [SourceDocument(text=OCEAN, id="ocean", name="ocean.txt"), SourceDocument(text=RIVERS, id="rivers", name="rivers.txt")],
+    )
+    query = "Which whales feed on krill in the Pacific Ocean?"
+    plain = await kb.query(query, mode="heta_graph_search", top_k=20, options={"evidence_weight": 0})
+    weighed = await kb.query(query, mode="heta_graph_search", top_k=20)
+    assert plain.results and weighed.results
+    # evidence_weight 0: the vector similarity alone, best first
+    assert [r.score for r in plain.results] == [r.metadata["similarity"] for r in plain.results]
+    for result in weighed.results:
+        best = result.metadata["evidence_relevance"]
+        assert best == max(e.score for e in result.evidence)  # the best evidence chunk is the one shown first
+        assert result.evidence[0].score == best
+        assert result.score == pytest.approx(result.metadata["similarity"] * (0.5 + 0.5 * best))
+    assert [r.score for r in weighed.results] == sorted((r.score for r in weighed.results), reverse=True)
+    # the Pacific Ocean's evidence in the ocean document holds the query's words, the rivers one fewer of them:
+    # a fact backed only by the rivers document loses more of its similarity than one backed by the ocean document
+    pacific = next(r for r in weighed.results if r.kind == "entity" and r.metadata["name"] == "Pacific Ocean")
+    assert pacific.evidence[0].metadata["document_id"] == "ocean"
+    by_id = {r.id: r for r in plain.results}
+    kept = {r.id: r.score / by_id[r.id].score for r in weighed.results if r.id in by_id}
+    ocean_only = [ratio for i, ratio in kept.items() if {e.metadata["document_id"] for e in by_id[i].evidence} == {"ocean"}]
+    rivers_only = [ratio for i, ratio in kept.items() if {e.metadata["document_id"] for e in by_id[i].evidence} == {"rivers"}]
+    assert ocean_only and rivers_only and min(ocean_only) > max(rivers_only)
+    # min_score applies to the vector hits' similarity, and a bad weight is refused
+    high = await kb.query(query, mode="heta_graph_search", top_k=20, options={"min_score": 0.5, "max_neighbors": 0})
+    assert high.results and all(r.metadata["similarity"] >= 0.5 for r in high.results)
+    assert any(r.score < 0.5 for r in high.results)  # a hit above min_score stays though its evidence lowers its score
+    from heta_framework.errors import InvalidQueryError
+
+    with pytest.raises(InvalidQueryError, match="evidence_weight"):
+        await kb.query(query, mode="heta_graph_search", options={"evidence_weight": 1.5})
+    kb.close()
+
+
+def test_evidence_relevance_is_the_share_of_query_terms_whatever_the_tokenising_shortcut():
+    from heta_plugin_graph.engine import lexical_relevance, relevance_terms
+
+    texts = ["The Pacific Ocean is the largest ocean on Earth; a whale is a mammal.", "A b c d", SHANGHAI,
+             "上海 Shanghai port, Ｐａｃｉｆｉｃ ocean", "ocean_floor ocean-floor O'Brien", ""]
+    queries = ["a largest ocean", "Pacific whale mammal x", "上海港 port", "ocean floor brien", "b c"]
+    for text in texts:
+        for query in queries:
+            terms = relevance_terms(query)
+            expected = len(terms & relevance_terms(text)) / len(terms) if terms else 0.0
+            assert lexical_relevance(terms, text) == expected, (query, text)

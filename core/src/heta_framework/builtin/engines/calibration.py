@@ -24,7 +24,9 @@ own text:
    declares the languages it knows (``client.languages``, ISO 639-1 codes) and
    the language most of the sampled chunks are written in is not one of them
    (an English-only model over French text). Then the whole range is open and
-   the lexical leg may take over.
+   the lexical leg may take over. ``heta_graph_search`` counts as partly lexical
+   (it weighs facts by their evidence's words), so vector search against it is
+   such a pair too; two legs that rank by the same signals have the whole range.
 
 The result depends only on the committed build, so it is computed once per
 build state and kept in the knowledge-base folder (``fusion_calibration.json``,
@@ -49,7 +51,14 @@ from typing import Any, Literal
 import attrs
 
 from heta_framework.builtin.engines.fusion import DEFAULT_RRF_K, RankedList, reciprocal_rank_fusion
-from heta_framework.builtin.engines.mode_assets import CHUNK_VECTOR_INDEX, GRAPH_VECTOR_INDEX, MODE_ASSETS
+from heta_framework.builtin.engines.mode_assets import (
+    CHUNK_FULL_TEXT_INDEX,
+    CHUNK_TEXT_INDEX,
+    CHUNK_VECTOR_INDEX,
+    GRAPH_TABLES,
+    GRAPH_VECTOR_INDEX,
+    MODE_ASSETS,
+)
 from heta_framework.kb.documents import chunk_from_dict
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResult
 from heta_framework.text.analysis import words
@@ -70,7 +79,7 @@ CUTOFF = 10
 MIN_DOCUMENTS = 8
 CACHE_FILE = "fusion_calibration.json"
 #: bumped when the way weights are chosen changes, so a stored calibration of the old rule is made again
-RULE_VERSION = 2
+RULE_VERSION = 3
 _QUERY_WORDS = 6
 _QUERY_CJK_CHARACTERS = 10
 _CONCURRENCY = 4
@@ -171,12 +180,23 @@ def pseudo_queries(kb: Any, limit: int = PSEUDO_QUERIES) -> list[PseudoQuery]:
 _LANGUAGE_CODES = {**STEMMED_LANGUAGES, **CJK_LANGUAGES}
 
 
-def uses_embeddings(mode: str) -> bool | None:
-    """Whether a built-in mode searches vectors of the embedding model; None for a mode we do not know."""
+def ranking_signals(mode: str) -> frozenset[str] | None:
+    """What a built-in mode ranks by: ``"dense"`` (the embedding model's vectors) and/or ``"lexical"`` (the
+    knowledge base's words); None for a mode we do not know.
+
+    ``heta_graph_search`` is both: fact vectors, weighed by how many of the query's words their evidence
+    chunks contain (its ``evidence_weight``), so pseudo-queries made of the knowledge base's words overrate
+    it against plain vector search as they overrate full-text search.
+    """
     assets = MODE_ASSETS.get(mode)
     if assets is None:
         return None
-    return CHUNK_VECTOR_INDEX in assets or GRAPH_VECTOR_INDEX in assets
+    signals = set()
+    if CHUNK_VECTOR_INDEX in assets or GRAPH_VECTOR_INDEX in assets:
+        signals.add("dense")
+    if CHUNK_FULL_TEXT_INDEX in assets or CHUNK_TEXT_INDEX in assets or GRAPH_TABLES in assets:
+        signals.add("lexical")
+    return frozenset(signals)
 
 
 def main_language(queries: Sequence[PseudoQuery]) -> str:
@@ -193,13 +213,13 @@ def ratio_range(legs: Sequence[str], model_languages: Any, language: str) -> tup
 
     ``model_languages`` is the embedding client's ``languages`` (None: not declared).
     """
-    kinds = [uses_embeddings(leg) for leg in legs]
-    if None in kinds or kinds[0] == kinds[1]:
+    kinds = [ranking_signals(leg) for leg in legs]
+    if kinds[0] is None or kinds[1] is None or kinds[0] == kinds[1]:
         return RATIOS, "full range: both legs are of one kind"
     code = _LANGUAGE_CODES.get(language)
     if model_languages is not None and code is not None and code not in model_languages:
         return RATIOS, f"full range: the embedding model does not know {language}"
-    return BOUNDED_RATIOS, "bounded: a lexical leg against a dense one whose model is not known to be weak here"
+    return BOUNDED_RATIOS, "bounded: one leg ranks by words more than the other, and the model is not known to be weak here"
 
 
 def model_languages(kb: Any) -> Any:
