@@ -95,6 +95,26 @@ def test_a_dense_leg_is_only_tilted_against_a_keyword_leg_while_its_model_knows_
     assert ratio_range(("my_plugin_mode", "full_text_search"), frozenset({"en"}), "english")[0] == RATIOS
 
 
+def test_pseudo_queries_may_take_weight_from_the_more_lexical_leg_never_give_it_weight():
+    queries, lexical_answers = lexical_wins_every_pseudo_query()
+    # the denser leg has every answer first and a wrong document fourth, which the keyword leg puts first: with
+    # equal weights (k = 1) the wrong one wins (1/5 + 1/2 against 1/2), with the keyword leg at half it does not
+    dense_answers = [
+        {"hybrid_search": [hit(f"d{i}"), hit(f"x{i}"), hit(f"y{i}"), hit(f"a{i}")], "full_text_search": [hit(f"a{i}")]}
+        for i in range(len(queries))
+    ]
+    for legs in (("hybrid_search", "full_text_search"), ("full_text_search", "hybrid_search")):
+        ratios, why = ratio_range(legs, frozenset({"en"}), "english")
+        assert "full_text_search ranks more by words" in why
+        favoured = choose_weights(legs, lexical_answers, queries, rrf_k=1, ratios=ratios)
+        assert favoured.weights == {"hybrid_search": 1.0, "full_text_search": 1.0}  # the bias alone: nothing learnt
+        against = choose_weights(legs, dense_answers, queries, rrf_k=1, ratios=ratios)
+        assert against.weights == {"hybrid_search": 1.0, "full_text_search": 0.5}  # evidence despite the bias
+    # graph search weighs facts by their evidence's words: it is the more lexical leg beside vector search
+    ratios, why = ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "english")
+    assert ratios == BOUNDED_RATIOS and "heta_graph_search ranks more by words" in why
+
+
 def test_the_main_language_is_the_one_most_pseudo_queries_come_from():
     languages = ["french", "french", "english", ""]
     assert main_language([PseudoQuery(text="q", document_id="d", language=lang) for lang in languages]) == "french"

@@ -19,7 +19,9 @@ own text:
    do as well as its better list on the pseudo-queries.
 4. Pseudo-queries are made of the knowledge base's own words, so they overrate a
    lexical leg against a dense one (full-text search finds almost every one of
-   them). Such a pair may only tilt the weights (``BOUNDED_RATIOS``) unless there
+   them). In such a pair the more lexical leg may lose half its weight, never
+   gain any (``BOUNDED_RATIOS``): a tilt toward it is what the bias predicts
+   anyway, a tilt away from it is evidence despite the bias. That holds unless there
    is independent evidence that the dense leg is weak here: its embedding model
    declares the languages it knows (``client.languages``, ISO 639-1 codes) and
    the language most of the sampled chunks are written in is not one of them
@@ -69,8 +71,10 @@ log = logging.getLogger(__name__)
 PSEUDO_QUERIES = 40
 #: weight of the second leg relative to the first; 1.0 is the spec's equal weighting, 0 and inf leave one out
 RATIOS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0, math.inf)
-#: the ratios open to a lexical leg against a dense one whose model is not known to be weak here
-BOUNDED_RATIOS = (0.5, 1.0, 2.0)
+#: the ratios open to a pair where one leg ranks by words more than the other and the model is not known to be
+#: weak here: the more lexical leg may lose half its weight, never gain (``ratio_range``)
+TOWARD_DENSER = 0.5
+BOUNDED_RATIOS = (TOWARD_DENSER, 1.0)
 #: fused MRR differences smaller than this are noise on PSEUDO_QUERIES queries
 TOLERANCE = 0.01
 CANDIDATES = 30
@@ -219,7 +223,16 @@ def ratio_range(legs: Sequence[str], model_languages: Any, language: str) -> tup
     code = _LANGUAGE_CODES.get(language)
     if model_languages is not None and code is not None and code not in model_languages:
         return RATIOS, f"full range: the embedding model does not know {language}"
-    return BOUNDED_RATIOS, "bounded: one leg ranks by words more than the other, and the model is not known to be weak here"
+    # pseudo-queries always favour the leg that ranks more by words, whether or not real questions do: a tilt
+    # that way is what their bias predicts and says nothing, a tilt the other way is evidence despite it
+    if _lexical_rank(kinds[1]) > _lexical_rank(kinds[0]):
+        return BOUNDED_RATIOS, f"bounded: {legs[1]} ranks more by words, so it may only lose weight"
+    return tuple(1.0 / r for r in reversed(BOUNDED_RATIOS)), f"bounded: {legs[0]} ranks more by words, so it may only lose weight"
+
+
+def _lexical_rank(signals: frozenset[str]) -> int:
+    """0 for a dense-only leg, 1 for a leg that ranks by both, 2 for a words-only leg."""
+    return ("lexical" in signals) + ("dense" not in signals)
 
 
 def model_languages(kb: Any) -> Any:
