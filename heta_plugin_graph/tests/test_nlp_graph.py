@@ -293,14 +293,31 @@ async def test_co_occurrences_embed_their_sentence_once(tmp_path, registry, embe
     assert len(relations) > len(sentences)  # one sentence holds several co-occurrences
     assert stats["embedded_texts"] == stats["entities_embedded"] + len(sentences)
 
-    # each co-occurrence's vector is its sentence's, even with names-only embedding
+    # the co-occurrences of a sentence share one vector, the sentence's, even with names-only embedding:
+    # stored once, under the first of their ids, with all of their ids beside it
+    from heta_plugin_graph.vectors import relations_of_hit
+
     whales = next(s for s in sentences if "whales" in s)
-    sharing = {i for i, r in relations.items() if r.description == whales}
+    sharing = sorted(i for i, r in relations.items() if r.description == whales)
+    assert len(sharing) > 1
+    collection = kb.get_component("stores.vector").collection("graph_relations")
+    assert len(collection) == len(sentences) == stats["relations_embedded"]
+    assert stats["relations_sharing_a_vector"] == len(relations) - len(sentences)
     query = await kb.get_component("models.embedding").embed([whales])
-    hits = kb.get_component("stores.vector").collection("graph_relations").search(query, len(relations))[0]
-    assert {h.id for h in hits[: len(sharing)]} == sharing
-    assert all(h.score == pytest.approx(1.0, abs=1e-4) for h in hits[: len(sharing)])
-    assert all(h.score < 0.99 for h in hits[len(sharing) :])
+    hits = collection.search(query, len(relations))[0]
+    assert hits[0].id == sharing[0] and hits[0].score == pytest.approx(1.0, abs=1e-4)
+    assert relations_of_hit(hits[0]) == sharing
+    assert all(h.score < 0.99 for h in hits[1:]) and len(hits) == len(sentences)
+    # every relation is its vector's or in one's shared_by, once
+    covered = [i for h in hits for i in relations_of_hit(h)]
+    assert sorted(covered) == sorted(relations)
+
+    # the document changed: its facts are written again, one vector per sentence again, and only the new
+    # sentence reaches the model (the others come from the graph cache)
+    again = await kb.build([SourceDocument(text=OCEAN + " Krill swarm.", id="ocean", name="ocean.txt")])
+    second = next(s.stats for s in again.steps if s.name == "build_graph")
+    assert second["embedded_texts"] <= 1 and second["graph_cache_hits"] >= len(sentences)
+    assert len(collection) == second["relations_embedded"] + second["relations_vectors_reused"] == len(sentences)
     kb.close()
 
 
@@ -371,11 +388,15 @@ async def test_vectors_written_in_small_blocks_are_each_facts_own(tmp_path, regi
     assert len(entities) > 6 and len(relations) > 6  # several blocks of 3 each
     model = kb.get_component("models.embedding")
     vectors = kb.get_component("stores.vector")
-    expected = [(ENTITY_COLLECTION, "entity_id", i, entity_text(e.name, e.type, "")) for i, e in entities.items()] + [
-        (RELATION_COLLECTION, "relation_id", i,
-         relation_text(entities[r.source_id].name, r.name or r.type, entities[r.target_id].name, r.description,
-                       relation_type=r.type, with_description=False))
+    relation_texts = {
+        i: relation_text(entities[r.source_id].name, r.name or r.type, entities[r.target_id].name, r.description,
+                         relation_type=r.type, with_description=False)
         for i, r in relations.items()
+    }
+    carriers = {min(i for i in relation_texts if relation_texts[i] == text) for text in relation_texts.values()}
+    assert len(carriers) > 3  # one vector per distinct relation text: still more than one block of 3
+    expected = [(ENTITY_COLLECTION, "entity_id", i, entity_text(e.name, e.type, "")) for i, e in entities.items()] + [
+        (RELATION_COLLECTION, "relation_id", i, relation_texts[i]) for i in sorted(carriers)
     ]
     queries = np.asarray(await model.embed([text for *_, text in expected]))
     for (collection, key, fact_id, _), query in zip(expected, queries):

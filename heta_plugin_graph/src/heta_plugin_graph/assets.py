@@ -18,6 +18,8 @@ GRAPH_VECTOR_INDEX = SearchAsset(
     kind="graph_vector_index",
     name="default",
     store="stores.vector",
-    metadata={"collections": {"entities": ENTITY_COLLECTION, "relations": RELATION_COLLECTION}},
+    # "one_per_text": relations that embed the same text share one vector (writer.text_carriers); an index
+    # built before this has no such key and a vector per relation, so a search fetches more to collapse them
+    metadata={"collections": {"entities": ENTITY_COLLECTION, "relations": RELATION_COLLECTION}, "relation_vectors": "one_per_text"},
 )
 GRAPH_ASSETS = (GRAPH_TABLES, GRAPH_VECTOR_INDEX)

@@ -111,22 +111,27 @@ def lexical_relevance(query_terms: set[str], text: str) -> float:
 
 
 
-#: relation hits fetched per wanted one, so that collapsing same-sentence co-occurrences still fills the list:
-#: at 4 per wanted hit, half of the bench's queries needed a second scan (a scan of 95k vectors costs 6.4 ms at
-#: 40 hits and 7.6 ms at 160, so fetching more at once is cheaper than scanning again)
+#: relation hits fetched per wanted one in an index with a vector per relation (built before relations shared
+#: one vector per text), so that collapsing same-sentence co-occurrences still fills the list: at 4 per wanted
+#: hit, half of the bench's queries needed a second scan (a scan of 95k vectors costs 6.4 ms at 40 hits and
+#: 7.6 ms at 160, so fetching more at once is cheaper than scanning again)
 RELATION_OVERFETCH = 16
+#: the same in an index of one vector per text, where a duplicate is rare (a text whose carrier changed)
+DISTINCT_RELATION_OVERFETCH = 2
 
 
-def _distinct_relation_hits(collection: Any, query_vector: np.ndarray, wanted: int, min_score: float) -> dict[str, float]:
+def _distinct_relation_hits(collection: Any, query_vector: np.ndarray, wanted: int, min_score: float,
+                            overfetch: int = RELATION_OVERFETCH) -> dict[str, float]:
     """The best ``wanted`` relation hits with one hit per distinct vector.
 
     The nlp extractor's co-occurrences of one sentence share that sentence's vector
     (vectors.relation_text), so a sentence naming six entities would take fifteen of
-    the top relation slots with one piece of evidence. Keep the best hit of each
-    embedded text (its ``text_hash``, stored beside every graph vector) and fetch
-    more to fill the list.
+    the top relation slots with one piece of evidence. An index written now stores
+    one vector per text (writer.text_carriers); one written before has a vector per
+    relation. Either way, keep the best hit of each embedded text (its ``text_hash``,
+    stored beside every graph vector) and fetch more to fill the list.
     """
-    fetch = wanted * RELATION_OVERFETCH
+    fetch = wanted * overfetch
     while True:
         hits = collection.search(query_vector, fetch)[0]
         kept: dict[str, float] = {}
@@ -179,12 +184,14 @@ class HetaGraphSearchEngine:
         entities_collection = vector_store.collection(entity_name)
         relations_collection = vector_store.collection(relation_name) if vector_store.has_collection(relation_name) else None
         want_relations = options.include in ("both", "relations") and relations_collection is not None
+        one_per_text = (index.metadata if index else {}).get("relation_vectors") == "one_per_text"
+        overfetch = DISTINCT_RELATION_OVERFETCH if one_per_text else RELATION_OVERFETCH
         # the two collections are scanned at once, each on its own thread: the scans are most of the mode's time
         # without the model (55k entity and 95k relation vectors at the 10k bench tier), and FAISS frees the GIL
         entity_hits, relation_scores = await asyncio.gather(
             asyncio.to_thread(_entity_hits, entities_collection, query_vector, options, request.top_k),
             asyncio.to_thread(_distinct_relation_hits, relations_collection, query_vector, options.relation_top_k or request.top_k,
-                              options.min_score) if want_relations else _nothing(),
+                              options.min_score, overfetch) if want_relations else _nothing(),
         )
         return await asyncio.to_thread(
             self._search, request, options, graph, entities_collection, query_vector, entity_hits, relation_scores

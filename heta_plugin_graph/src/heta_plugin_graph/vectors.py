@@ -19,6 +19,13 @@ EMBED_BATCH = 256
 #: batches in flight at once by default: a remote provider answers several calls at a time (as EmbedChunks' option)
 EMBED_CONCURRENCY = 4
 GRAPH_CACHE_NAME = "graph_embeddings"
+#: metadata key of a relation vector that several relations share (their ids, the carrier's first)
+SHARED_BY = "shared_by"
+
+
+def relations_of_hit(hit: Any) -> list[str]:
+    """The ids of the relations a hit in the relation collection stands for: the ones sharing its vector, or itself."""
+    return list(hit.metadata.get(SHARED_BY) or [hit.id])
 
 
 def _cache_key(model: str, text: str) -> str:

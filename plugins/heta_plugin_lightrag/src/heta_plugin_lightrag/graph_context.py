@@ -28,6 +28,7 @@ from heta_framework.builtin.text_split import count_tokens
 from heta_framework.kb.graph_store import StoredChunk, StoredEntity, StoredRelation
 from heta_framework.kb.query_input import matches_filters
 from heta_framework.kb.search import QueryResult
+from heta_plugin_graph.vectors import relations_of_hit
 
 from heta_plugin_lightrag.options import LightRagOptions
 
@@ -83,7 +84,14 @@ def local_facts(graph: Any, entity_index: Any, vector: Any, options: LightRagOpt
 
 
 def global_facts(graph: Any, relation_index: Any, vector: Any, options: LightRagOptions) -> RankedFacts:
-    hits = _hits(relation_index, vector, options.graph_top_k, options.cosine_threshold)
+    if relation_index is None:
+        return RankedFacts()
+    # relations that embed one text share its vector: a hit stands for each of them, at its score
+    hits = [
+        (relation_id, float(hit.score))
+        for hit in relation_index.search(vector, options.graph_top_k)[0] if hit.score >= options.cosine_threshold
+        for relation_id in relations_of_hit(hit)
+    ][: options.graph_top_k]
     stored = graph.get_relations([i for i, _ in hits])
     relations = [i for i, _ in hits if i in stored]
     endpoints = [i for i in dict.fromkeys(e for i in relations for e in (stored[i].source_id, stored[i].target_id))]
