@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import heapq
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -240,20 +241,24 @@ class HetaGraphSearchEngine:
 
         def evidence_for(fact_result_id: str, rows: Sequence[tuple[str, str, str]]) -> tuple[tuple[QueryResult, ...], float | None]:
             """The fact's best ``max_evidence`` chunks that pass the filters, and the best one's relevance (None: none passes)."""
-            found = []
-            for position, (chunk_id, document_id, description) in enumerate(rows):
-                chunk = chunks.get(chunk_id)
-                if chunk is None or not matches_filters(chunk.metadata, request.filters):
-                    continue
-                score = relevance[chunk_id]
-                found.append((-score, position, QueryResult(
-                    id=chunk_id, text=chunk.text, score=score, kind="chunk",
-                    metadata={**dict(chunk.metadata), "document_id": document_id, "evidence_for": fact_result_id,
+            # popular entities have hundreds of evidence rows: rank plain tuples, build results for the kept ones
+            found = [
+                (-relevance[chunk_id], position, chunk_id, document_id, description)
+                for position, (chunk_id, document_id, description) in enumerate(rows)
+                if chunk_id in chunks and (not request.filters or matches_filters(chunks[chunk_id].metadata, request.filters))
+            ]
+            if not found:
+                return (), None
+            kept = heapq.nsmallest(options.max_evidence, found) if options.max_evidence else []
+            return tuple(
+                QueryResult(
+                    id=chunk_id, text=chunks[chunk_id].text, score=-negative_score, kind="chunk",
+                    metadata={**dict(chunks[chunk_id].metadata), "document_id": document_id, "evidence_for": fact_result_id,
                               "fact_description": description},
                     sources=(GRAPH_SEARCH_MODE,),
-                )))
-            found.sort(key=lambda item: item[:2])
-            return tuple(result for _, _, result in found[: options.max_evidence]), (-found[0][0] if found else None)
+                )
+                for negative_score, _, chunk_id, document_id, description in kept
+            ), -min(found)[0]
 
         def ranked(similarity: float, best_evidence: float | None) -> float:
             # a fact is worth what its evidence says about the query: the name "Paris" is as close to every

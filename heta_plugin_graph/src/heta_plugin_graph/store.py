@@ -83,6 +83,14 @@ class SQLiteGraphStoreConfig:
     path: str = "graph.sqlite"
 
 
+def _entity(row: Sequence[Any]) -> StoredEntity:
+    """A row ``(id, name, type, description, attributes JSON, aliases JSON, ...)`` as a StoredEntity."""
+    # most entities have neither: skipping the parse of "{}" and "[]" is a third of a search's entity reads
+    attributes = {} if row[4] == "{}" else json.loads(row[4])
+    aliases = () if row[5] == "[]" else tuple(json.loads(row[5]))
+    return StoredEntity(row[0], row[1], row[2], row[3], attributes, aliases)
+
+
 def _batches(items: Sequence[Any]) -> Iterable[list[Any]]:
     for start in range(0, len(items), _BATCH):
         yield list(items[start : start + _BATCH])
@@ -231,7 +239,7 @@ class SQLiteGraphStore:
 
     def get_entities(self, ids: Sequence[str]) -> dict[str, StoredEntity]:
         rows = self._select("SELECT id, name, type, description, attributes, aliases FROM entities WHERE id IN ({marks})", ids)
-        return {r[0]: StoredEntity(r[0], r[1], r[2], r[3], json.loads(r[4]), tuple(json.loads(r[5]))) for r in rows}
+        return {r[0]: _entity(r) for r in rows}
 
     def entities_by_name(self, names: Sequence[str]) -> dict[str, list[StoredEntity]]:
         """Stored entities whose normalised name equals one of ``names`` (normalised here)."""
@@ -241,7 +249,7 @@ class SQLiteGraphStore:
         )
         found: dict[str, list[StoredEntity]] = {}
         for r in rows:
-            found.setdefault(r[6], []).append(StoredEntity(r[0], r[1], r[2], r[3], json.loads(r[4]), tuple(json.loads(r[5]))))
+            found.setdefault(r[6], []).append(_entity(r))
         return found
 
     def get_relations(self, ids: Sequence[str]) -> dict[str, StoredRelation]:
