@@ -67,7 +67,9 @@ async def test_calibrated_once_per_build_and_kept_in_the_folder(tmp_path, monkey
     # English text and an English model: the keyword list may only tilt the weights, never drop the dense one
     assert calibration["weight_range"].startswith("bounded")
     assert min(fusion["weights"].values()) >= 0.5
-    assert "penicillin" in response.results[0].metadata["name"]
+    # a document that answers it comes first: Fleming's article or penicillin's (their fused scores are
+    # within 1% of each other, so which one leads may change between builds)
+    assert response.results[0].metadata["name"] in {"alexander-fleming.md", "penicillin.md"}
     # the user's query embedded once; each pseudo-query once per calibration (hybrid_search's own, then
     # heta_rerank_search's, whose hybrid leg embeds it again; the vector and graph legs share one embedding)
     assert len(calls) == 1 + 2 * PSEUDO_QUERIES
