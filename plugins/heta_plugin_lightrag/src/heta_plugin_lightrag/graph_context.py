@@ -59,10 +59,18 @@ def round_robin(*lists: Iterable[Any], key: Callable[[Any], Hashable] = lambda i
     return merged
 
 
-def _hits(collection: Any, vector: Any, top_k: int, threshold: float) -> list[tuple[str, float]]:
+def _own_id(hit: Any) -> list[str]:
+    return [hit.id]
+
+
+def _hits(collection: Any, vector: Any, top_k: int, threshold: float,
+          ids_of: Callable[[Any], list[str]] = _own_id) -> list[tuple[str, float]]:
+    """``(id, score)`` of the best ``top_k`` facts scoring at least ``threshold``; ``ids_of`` gives the facts a hit
+    stands for (relations that embed one text share its vector, and each of them has its score)."""
     if collection is None:
         return []
-    return [(hit.id, float(hit.score)) for hit in collection.search(vector, top_k)[0] if hit.score >= threshold]
+    found = [(i, float(hit.score)) for hit in collection.search(vector, top_k)[0] if hit.score >= threshold for i in ids_of(hit)]
+    return found[:top_k]
 
 
 def local_facts(graph: Any, entity_index: Any, vector: Any, options: LightRagOptions) -> RankedFacts:
@@ -84,14 +92,7 @@ def local_facts(graph: Any, entity_index: Any, vector: Any, options: LightRagOpt
 
 
 def global_facts(graph: Any, relation_index: Any, vector: Any, options: LightRagOptions) -> RankedFacts:
-    if relation_index is None:
-        return RankedFacts()
-    # relations that embed one text share its vector: a hit stands for each of them, at its score
-    hits = [
-        (relation_id, float(hit.score))
-        for hit in relation_index.search(vector, options.graph_top_k)[0] if hit.score >= options.cosine_threshold
-        for relation_id in relations_of_hit(hit)
-    ][: options.graph_top_k]
+    hits = _hits(relation_index, vector, options.graph_top_k, options.cosine_threshold, ids_of=relations_of_hit)
     stored = graph.get_relations([i for i, _ in hits])
     relations = [i for i, _ in hits if i in stored]
     endpoints = [i for i in dict.fromkeys(e for i in relations for e in (stored[i].source_id, stored[i].target_id))]
