@@ -76,23 +76,24 @@ def test_a_dense_leg_is_only_tilted_against_a_keyword_leg_while_its_model_knows_
     queries, answers = lexical_wins_every_pseudo_query()
     # pseudo-queries are the chunks' own words: the keyword leg always wins them, which says little about
     # real questions, so an English model over English text keeps at least half its weight
-    ratios, why = ratio_range(legs, frozenset({"en"}), "english")
-    assert ratios == BOUNDED_RATIOS and why.startswith("bounded")
-    bounded = choose_weights(legs, answers, queries, ratios=ratios, range_reason=why)
-    assert bounded.weights == {"hybrid_search": 1.0, "full_text_search": 1.0}  # no bounded ratio helps: equal
+    bounded_range = ratio_range(legs, frozenset({"en"}), "english")
+    assert bounded_range.ratios == BOUNDED_RATIOS and bounded_range.reason.startswith("bounded")
+    bounded = choose_weights(legs, answers, queries, weight_range=bounded_range)
+    # no bounded ratio helps, so the tie goes to the lighter keyword weight
+    assert bounded.weights == {"hybrid_search": 1.0, "full_text_search": 0.5}
     assert bounded.leg_mrr["full_text_search"] == 1.0 > bounded.fused_mrr
-    assert bounded.to_dict()["weight_range"] == why
+    assert bounded.to_dict()["weight_range"] == bounded_range.reason
     # the same model over French text is known to be weak: the keyword leg may take over
-    ratios, why = ratio_range(legs, frozenset({"en"}), main_language(queries))
-    assert ratios == RATIOS and "french" in why
-    assert choose_weights(legs, answers, queries, ratios=ratios).weights == {"hybrid_search": 0.0, "full_text_search": 1.0}
+    full = ratio_range(legs, frozenset({"en"}), main_language(queries))
+    assert full.ratios == RATIOS and "french" in full.reason and full.preferred == 1.0
+    assert choose_weights(legs, answers, queries, weight_range=full).weights == {"hybrid_search": 0.0, "full_text_search": 1.0}
     # a model that declares no languages is not assumed weak; two legs of the same signals always have the
     # whole range, and graph search (fact vectors weighed by their evidence's words) is partly lexical
-    assert ratio_range(legs, None, "french")[0] == BOUNDED_RATIOS
-    assert ratio_range(("full_text_search", "sql_text_search"), frozenset({"en"}), "english")[0] == RATIOS
-    assert ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "english")[0] == BOUNDED_RATIOS
-    assert ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "french")[0] == RATIOS
-    assert ratio_range(("my_plugin_mode", "full_text_search"), frozenset({"en"}), "english")[0] == RATIOS
+    assert ratio_range(legs, None, "french").ratios == BOUNDED_RATIOS
+    assert ratio_range(("full_text_search", "sql_text_search"), frozenset({"en"}), "english").ratios == RATIOS
+    assert ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "english").ratios == BOUNDED_RATIOS
+    assert ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "french").ratios == RATIOS
+    assert ratio_range(("my_plugin_mode", "full_text_search"), frozenset({"en"}), "english").ratios == RATIOS
 
 
 def test_pseudo_queries_may_take_weight_from_the_more_lexical_leg_never_give_it_weight():
@@ -103,16 +104,27 @@ def test_pseudo_queries_may_take_weight_from_the_more_lexical_leg_never_give_it_
         {"hybrid_search": [hit(f"d{i}"), hit(f"x{i}"), hit(f"y{i}"), hit(f"a{i}")], "full_text_search": [hit(f"a{i}")]}
         for i in range(len(queries))
     ]
+    # the keyword leg has every answer first, the denser leg fourth behind a wrong one: equal weights (k = 1) put
+    # the answer first (1/2 + 1/5 against 1/2), the keyword leg at half does not (1/4 + 1/5)
+    keyword_needed = [
+        {"hybrid_search": [hit(f"n{i}"), hit(f"x{i}"), hit(f"y{i}"), hit(f"d{i}")], "full_text_search": [hit(f"d{i}")]}
+        for i in range(len(queries))
+    ]
     for legs in (("hybrid_search", "full_text_search"), ("full_text_search", "hybrid_search")):
-        ratios, why = ratio_range(legs, frozenset({"en"}), "english")
-        assert "full_text_search ranks more by words" in why
-        favoured = choose_weights(legs, lexical_answers, queries, rrf_k=1, ratios=ratios)
-        assert favoured.weights == {"hybrid_search": 1.0, "full_text_search": 1.0}  # the bias alone: nothing learnt
-        against = choose_weights(legs, dense_answers, queries, rrf_k=1, ratios=ratios)
+        weight_range = ratio_range(legs, frozenset({"en"}), "english")
+        assert "full_text_search ranks more by words" in weight_range.reason
+        # the bias alone (no bounded ratio does better than another): the lighter keyword weight wins the tie
+        favoured = choose_weights(legs, lexical_answers, queries, rrf_k=1, weight_range=weight_range)
+        assert favoured.weights == {"hybrid_search": 1.0, "full_text_search": 0.5}
+        # equal weights clearly better despite the bias: the keyword leg keeps its weight, never gains more
+        needed = choose_weights(legs, keyword_needed, queries, rrf_k=1, weight_range=weight_range)
+        assert needed.weights == {"hybrid_search": 1.0, "full_text_search": 1.0}
+        assert needed.fused_mrr == 1.0 > needed.leg_mrr["hybrid_search"]
+        against = choose_weights(legs, dense_answers, queries, rrf_k=1, weight_range=weight_range)
         assert against.weights == {"hybrid_search": 1.0, "full_text_search": 0.5}  # evidence despite the bias
     # graph search weighs facts by their evidence's words: it is the more lexical leg beside vector search
-    ratios, why = ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "english")
-    assert ratios == BOUNDED_RATIOS and "heta_graph_search ranks more by words" in why
+    graph_range = ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "english")
+    assert graph_range.ratios == BOUNDED_RATIOS and "heta_graph_search ranks more by words" in graph_range.reason
 
 
 def test_the_main_language_is_the_one_most_pseudo_queries_come_from():

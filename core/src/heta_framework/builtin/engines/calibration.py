@@ -21,7 +21,11 @@ own text:
    lexical leg against a dense one (full-text search finds almost every one of
    them). In such a pair the more lexical leg may lose half its weight, never
    gain any (``BOUNDED_RATIOS``): a tilt toward it is what the bias predicts
-   anyway, a tilt away from it is evidence despite the bias. That holds unless there
+   anyway, a tilt away from it is evidence despite the bias. For the same reason a
+   tie goes the other way than in point 3: if equal weights do no better than
+   halving the lexical leg on queries that flatter it, it is worth less than its
+   score on real questions, so the half weight wins unless equal weights beat it by
+   more than ``TOLERANCE``. That holds unless there
    is independent evidence that the dense leg is weak here: its embedding model
    declares the languages it knows (``client.languages``, ISO 639-1 codes) and
    the language most of the sampled chunks are written in is not one of them
@@ -83,7 +87,7 @@ CUTOFF = 10
 MIN_DOCUMENTS = 8
 CACHE_FILE = "fusion_calibration.json"
 #: bumped when the way weights are chosen changes, so a stored calibration of the old rule is made again
-RULE_VERSION = 3
+RULE_VERSION = 4
 _QUERY_WORDS = 6
 _QUERY_CJK_CHARACTERS = 10
 _CONCURRENCY = 4
@@ -212,22 +216,35 @@ def main_language(queries: Sequence[PseudoQuery]) -> str:
     return max(counts, key=lambda language: counts[language]) if counts else ""
 
 
-def ratio_range(legs: Sequence[str], model_languages: Any, language: str) -> tuple[tuple[float, ...], str]:
-    """The ratios calibration may choose from for ``legs``, and why (see the module docstring, point 4).
+@attrs.frozen
+class WeightRange:
+    """The ratios a calibration may choose from, the one that wins a tie, and why."""
+
+    ratios: tuple[float, ...]
+    reason: str
+    #: of the ratios within ``TOLERANCE`` of the best, the one closest to this wins
+    preferred: float = 1.0
+
+
+def ratio_range(legs: Sequence[str], model_languages: Any, language: str) -> WeightRange:
+    """The ratios calibration may choose from for ``legs`` (see the module docstring, point 4).
 
     ``model_languages`` is the embedding client's ``languages`` (None: not declared).
     """
     kinds = [ranking_signals(leg) for leg in legs]
     if kinds[0] is None or kinds[1] is None or kinds[0] == kinds[1]:
-        return RATIOS, "full range: both legs are of one kind"
+        return WeightRange(RATIOS, "full range: both legs are of one kind")
     code = _LANGUAGE_CODES.get(language)
     if model_languages is not None and code is not None and code not in model_languages:
-        return RATIOS, f"full range: the embedding model does not know {language}"
+        return WeightRange(RATIOS, f"full range: the embedding model does not know {language}")
     # pseudo-queries always favour the leg that ranks more by words, whether or not real questions do: a tilt
-    # that way is what their bias predicts and says nothing, a tilt the other way is evidence despite it
-    if _lexical_rank(kinds[1]) > _lexical_rank(kinds[0]):
-        return BOUNDED_RATIOS, f"bounded: {legs[1]} ranks more by words, so it may only lose weight"
-    return tuple(1.0 / r for r in reversed(BOUNDED_RATIOS)), f"bounded: {legs[0]} ranks more by words, so it may only lose weight"
+    # that way is what their bias predicts and says nothing, a tilt the other way is evidence despite it, and
+    # a tie means the lexical leg is overrated: the lighter weight wins it
+    lexical = 1 if _lexical_rank(kinds[1]) > _lexical_rank(kinds[0]) else 0
+    ratios = BOUNDED_RATIOS if lexical == 1 else tuple(1.0 / r for r in reversed(BOUNDED_RATIOS))
+    lighter = TOWARD_DENSER if lexical == 1 else 1.0 / TOWARD_DENSER
+    reason = f"bounded: {legs[lexical]} ranks more by words, so it may only lose weight (and loses it in a tie)"
+    return WeightRange(ratios, reason, preferred=lighter)
 
 
 def _lexical_rank(signals: frozenset[str]) -> int:
@@ -264,8 +281,10 @@ def _pair_weights(legs: Sequence[str], ratio: float) -> dict[str, float]:
     return {legs[0]: 1.0 if ratio <= 1.0 else 1.0 / ratio, legs[1]: min(1.0, ratio)}
 
 
-def _distance_from_equal(ratio: float) -> float:
-    return math.inf if ratio in (0.0, math.inf) else abs(math.log(ratio))
+def _distance(ratio: float, preferred: float) -> float:
+    if ratio == preferred:
+        return 0.0
+    return math.inf if ratio in (0.0, math.inf) else abs(math.log(ratio) - math.log(preferred))
 
 
 def choose_weights(
@@ -273,11 +292,11 @@ def choose_weights(
     answers: Sequence[Mapping[str, Sequence[QueryResult]]],
     queries: Sequence[PseudoQuery],
     rrf_k: float = DEFAULT_RRF_K,
-    ratios: Sequence[float] = RATIOS,
-    range_reason: str = "full range",
+    weight_range: WeightRange = WeightRange(RATIOS, "full range"),
 ) -> Calibration:
     """The weight pair with the best fused MRR over ``answers`` (one mapping leg -> results per query),
-    among ``ratios`` (which must include 1.0, equal weights)."""
+    among ``weight_range.ratios`` (which must include 1.0, equal weights); of the ratios within
+    ``TOLERANCE`` of the best, the one closest to ``weight_range.preferred``."""
 
     def mean(values: list[float]) -> float:
         return sum(values) / len(values) if values else 0.0
@@ -289,9 +308,9 @@ def choose_weights(
             scores.append(reciprocal_rank(fused, query.document_id))
         return mean(scores)
 
-    tried = {ratio: fused_mrr(_pair_weights(legs, ratio)) for ratio in ratios}
+    tried = {ratio: fused_mrr(_pair_weights(legs, ratio)) for ratio in weight_range.ratios}
     good_enough = [ratio for ratio, mrr in tried.items() if mrr >= max(tried.values()) - TOLERANCE]
-    best_ratio = min(good_enough, key=_distance_from_equal)
+    best_ratio = min(good_enough, key=lambda ratio: _distance(ratio, weight_range.preferred))
     best_mrr, equal = tried[best_ratio], tried[1.0]
     return Calibration(
         weights=_pair_weights(legs, best_ratio),
@@ -299,7 +318,7 @@ def choose_weights(
         leg_mrr={leg: mean([reciprocal_rank(a[leg], q.document_id) for a, q in zip(answers, queries)]) for leg in legs},
         fused_mrr=best_mrr,
         equal_weights_mrr=equal,
-        weight_range=range_reason,
+        weight_range=weight_range.reason,
     )
 
 
@@ -404,7 +423,6 @@ async def _calibrate(
         return {leg: response.results for leg, response in zip(legs, responses)}
 
     answers = await asyncio.gather(*(answer(q) for q in queries))
-    ratios, reason = ratio_range(legs, model_languages(kb), main_language(queries))
-    calibration = choose_weights(legs, answers, queries, ratios=ratios, range_reason=reason)
+    calibration = choose_weights(legs, answers, queries, weight_range=ratio_range(legs, model_languages(kb), main_language(queries)))
     log.info("fusion weights for %s calibrated on %d pseudo-queries: %s", mode, len(queries), calibration.to_dict())
     return calibration
