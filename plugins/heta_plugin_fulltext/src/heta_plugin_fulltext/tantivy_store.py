@@ -150,19 +150,21 @@ class TantivyTextIndex:
             # constant zero scores: filters decide what matches, never the order
             restrictions = [(Occur.Must, Query.const_score_query(Query.term_set_query(self._schema, "filters", g), 0.0)) for g in groups]
             query = Query.boolean_query([(Occur.Must, query), *restrictions])
-        with self._lock:
+        with self._lock:  # only to take the current searcher: a commit swaps it
             searcher = self._current_searcher()
-            hits = searcher.search(query, limit=top_k, count=False).hits
-            found = []
-            for score, address in hits:
-                document = searcher.doc(address)
-                chunk = chunk_from_record(
-                    document.get_first("chunk_id"),
-                    bytes(document.get_first("text")).decode("utf-8"),
-                    bytes(document.get_first("record")).decode("utf-8"),
-                )
-                found.append((chunk, float(score)))
-            return found
+        # a searcher is a snapshot of the committed segments that threads may share: searching outside the
+        # lock lets concurrent queries run in tantivy side by side (a commit meanwhile cannot change it)
+        hits = searcher.search(query, limit=top_k, count=False).hits
+        found = []
+        for score, address in hits:
+            document = searcher.doc(address)
+            chunk = chunk_from_record(
+                document.get_first("chunk_id"),
+                bytes(document.get_first("text")).decode("utf-8"),
+                bytes(document.get_first("record")).decode("utf-8"),
+            )
+            found.append((chunk, float(score)))
+        return found
 
     def count(self) -> int:
         with self._lock:
