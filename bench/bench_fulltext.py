@@ -18,6 +18,9 @@ plugin's store (batched like ``IndexFullText``) and by the raw library
 (Whoosh / tantivy code written here the way a user would), then the same
 1,000 queries against both, top 10 with stored fields loaded.
 
+Concurrency: through each quality knowledge base, the same queries one at a time
+and 8 in flight (``asyncio.gather``), alternating in rounds, same rankings required.
+
 Writes ``bench/results/fulltext.json`` and prints a table.
 """
 
@@ -46,6 +49,7 @@ from heta_plugin_fulltext import IndexFullText, TantivyStoreConfig, TantivyTextI
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import raw  # noqa: E402
 from common import known_item_queries, load_articles, mrr_recall, ranked_documents, write_result  # noqa: E402
+from bench_concurrency import throughput  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "fulltext.json"
 BACKENDS = ("whoosh", "tantivy")
@@ -103,6 +107,8 @@ async def knowledge_base_quality(backend: str, articles: Sequence[dict], queries
         response = await kb.query(text, mode="full_text_search", top_k=CHUNK_DEPTH)
         rankings.append(ranked_documents(r.document_id for r in response.results))
     query_seconds = time.perf_counter() - started
+    # 8 queries in flight against one at a time, alternating in rounds, through kb.query (bench_concurrency.py)
+    concurrency, _ = await throughput(kb, "full_text_search", [text for text, _ in queries], rounds=4)
     kb.close()
     return {
         **mrr_recall(rankings, [gold for _, gold in queries]),
@@ -112,6 +118,7 @@ async def knowledge_base_quality(backend: str, articles: Sequence[dict], queries
         # parsing, splitting and the object store take most of a build; this is the index's share
         "kb_step_seconds": {step.name: round(step.seconds, 2) for step in report.steps},
         "kb_queries_per_second": round(len(queries) / query_seconds, 1),
+        "kb_concurrency": concurrency,
     }
 
 

@@ -40,6 +40,8 @@ class TantivyTextIndex:
     """A ``TextIndexStore`` on tantivy."""
 
     backend = BACKEND
+    #: a search is a few hundred microseconds, most of it in Rust without the GIL (TextIndexStore)
+    searches_in_place = True
 
     def __init__(self, folder: Path, config: TantivyStoreConfig, kb_root: Path | None = None):
         self.folder = folder
@@ -52,7 +54,10 @@ class TantivyTextIndex:
         self._prepared = PreparedText(self._manifest.analyzer, folder) if is_prepared(self._manifest.analyzer) else None
         self._index = tantivy.Index(self._schema, path=str(folder), reuse=True)
         self._index.register_tokenizer(tantivy_tokenizer_name(self._manifest.analyzer), self._analyzer)
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # writers
+        # searches run on the event loop (searches_in_place), so they never wait for a writer's lock, which is
+        # held through a whole commit: only taking or dropping the current searcher is guarded, by this one
+        self._searcher_lock = threading.Lock()
         self._writer: Any = None
         self._searcher: Any = None
 
@@ -129,7 +134,8 @@ class TantivyTextIndex:
 
     def _after_commit(self) -> None:
         self._index.reload()
-        self._searcher = None
+        with self._searcher_lock:
+            self._searcher = None
 
     # --- reading ---------------------------------------------------------------------
 
@@ -150,10 +156,9 @@ class TantivyTextIndex:
             # constant zero scores: filters decide what matches, never the order
             restrictions = [(Occur.Must, Query.const_score_query(Query.term_set_query(self._schema, "filters", g), 0.0)) for g in groups]
             query = Query.boolean_query([(Occur.Must, query), *restrictions])
-        with self._lock:  # only to take the current searcher: a commit swaps it
-            searcher = self._current_searcher()
-        # a searcher is a snapshot of the committed segments that threads may share: searching outside the
-        # lock lets concurrent queries run in tantivy side by side (a commit meanwhile cannot change it)
+        # a searcher is a snapshot of the committed segments that threads may share: a commit meanwhile
+        # cannot change it, so concurrent queries run in tantivy side by side
+        searcher = self._current_searcher()
         hits = searcher.search(query, limit=top_k, count=False).hits
         found = []
         for score, address in hits:
@@ -167,13 +172,16 @@ class TantivyTextIndex:
         return found
 
     def count(self) -> int:
-        with self._lock:
-            return self._current_searcher().num_docs
+        return self._current_searcher().num_docs
 
     def _current_searcher(self) -> Any:
-        if self._searcher is None:
-            self._searcher = self._index.searcher()
-        return self._searcher
+        searcher = self._searcher  # one attribute read: the last searcher taken, or None after a commit
+        if searcher is None:
+            with self._searcher_lock:
+                if self._searcher is None:
+                    self._searcher = self._index.searcher()
+                searcher = self._searcher
+        return searcher
 
     def flush(self) -> None:
         """Let go of the writer (and its folder lock); everything written is already committed."""
@@ -184,5 +192,5 @@ class TantivyTextIndex:
 
     def close(self) -> None:
         self.flush()
-        with self._lock:
+        with self._searcher_lock:
             self._searcher = None
