@@ -48,3 +48,20 @@ def test_callers_that_queue_during_a_call_share_the_next_one():
         answers = [a for batch in pool.map(client, range(8)) for a in batch]
     assert len(answers) == 40 and all(a.shape == (1, 1) for a in answers)
     assert encoder.calls <= 15  # 40 requests from 8 busy callers: about one call per round, never one per request
+
+
+def test_a_call_of_many_passes_releases_freed_memory_after_each_pass(minilm, monkeypatch):
+    # a merged call (several callers' batches) runs many passes: trimming only at its end let them pile up
+    import heta_plugin_local.embedding as embedding
+
+    released: list[int] = []
+    monkeypatch.setattr(embedding, "release_freed_memory", lambda: released.append(1))
+    texts = [f"sentence number {n} about a topic" for n in range(300)]
+    passes = len(embedding.token_budget_batches(texts, minilm.batch_size))
+    assert passes > 1
+    vectors = minilm._encode_now(texts)
+    assert len(released) == passes
+    assert vectors.shape == (300, 384)
+    released.clear()
+    minilm._encode_now(["one query"])  # a query is too small to be worth a trim
+    assert released == []
