@@ -48,8 +48,8 @@ from heta_plugin_fulltext import IndexFullText, TantivyStoreConfig, TantivyTextI
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import raw  # noqa: E402
-from common import known_item_queries, load_articles, mrr_recall, ranked_documents, write_result  # noqa: E402
 from bench_concurrency import throughput  # noqa: E402
+from common import known_item_queries, load_articles, mrr_recall, ranked_documents, write_result  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "fulltext.json"
 BACKENDS = ("whoosh", "tantivy")

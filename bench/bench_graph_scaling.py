@@ -48,8 +48,9 @@ def hnsw_copy(folder: Path, into: Path) -> Path:
     """A copy of the knowledge base (into the folder ``into``) whose graph collections hold their vectors in HNSW."""
     import faiss
     from heta_framework.kb.atomic import read_json, write_json_atomic
-    from heta_plugin_vector import indexes
     from heta_plugin_vector.config import FaissStoreConfig
+
+    from heta_plugin_vector import indexes
 
     shutil.copytree(folder, into)
     config = FaissStoreConfig(index="hnsw")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -22,17 +22,22 @@ class FolderObjectStore:
     def __init__(self, root: Path):
         self.root = root
         self.root.mkdir(parents=True, exist_ok=True)
+        self._root = str(root)
         self._unsynced = False
 
     @classmethod
     def open(cls, config: FolderStoreConfig | None, kb_root: Path) -> FolderObjectStore:
         return cls(kb_root / (config or FolderStoreConfig()).path)
 
-    def _path(self, key: str) -> Path:
-        relative = PurePosixPath(key)
-        if relative.is_absolute() or ".." in relative.parts:
+    def _location(self, key: str) -> str:
+        # plain strings: steps read every document's chunk file, and building a Path per key was a sixth of
+        # persist_chunks' time at 10k chunks
+        if key.startswith("/") or ".." in key.split("/"):
             raise ValueError(f"object key must be a relative path without '..', got {key!r}")
-        return self.root.joinpath(*relative.parts)
+        return os.path.join(self._root, key)
+
+    def _path(self, key: str) -> Path:
+        return Path(self._location(key))
 
     def put_bytes(self, key: str, data: bytes) -> None:
         write_bytes_atomic(self._path(key), data, durable=False)
@@ -45,13 +50,14 @@ class FolderObjectStore:
             self._unsynced = False
 
     def get_bytes(self, key: str) -> bytes:
-        return self._path(key).read_bytes()
+        with open(self._location(key), "rb") as file:
+            return file.read()
 
     def put_json(self, key: str, value: Any) -> None:
         self.put_bytes(key, json.dumps(value, ensure_ascii=False).encode("utf-8"))
 
     def get_json(self, key: str) -> Any:
-        return json.loads(self._path(key).read_bytes())
+        return json.loads(self.get_bytes(key))
 
     def exists(self, key: str) -> bool:
         return self._path(key).exists()
