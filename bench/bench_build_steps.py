@@ -142,6 +142,7 @@ def timed(function, *args) -> float:
 
 
 def raw_round(kb: Path, folder: Path) -> dict[str, float]:
+    folder.mkdir(parents=True)
     chunks = read_chunks(kb)  # the in-memory references start from texts and vectors already read
     vectors = cached_vectors(kb, chunks)
     return {

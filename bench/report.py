@@ -23,6 +23,7 @@ COMPONENT_TITLES = {
     "postgres": "Every store on PostgreSQL + pgvector beside the embedded default — `python bench/bench_postgres.py`",
     "server": "`heta serve` under load beside in-process queries — `python bench/bench_server.py`",
     "concurrency": "8 concurrent queries against sequential ones, per base mode — `python bench/bench_concurrency.py`",
+    "build_steps": "persist_chunks and index_vectors beside plain sqlite3 / FAISS, texts in memory and doing the same work — `python bench/bench_build_steps.py`",
     "graph_scaling": "heta_graph_search without the model on a small and a large graph, exact and HNSW graph collections — `python bench/bench_graph_scaling.py`",
     "vector_backends": "FAISS HNSW against pgvector HNSW and Milvus Lite on the same vectors, up to 1M — `python bench/bench_vector_backends.py`",
     "remote_embedding": "Remote embedding at 200 ms per call: throughput by the concurrency option — `python bench/bench_remote_embedding.py`",

@@ -377,7 +377,7 @@ async def test_vectors_written_in_small_blocks_are_each_facts_own(tmp_path, regi
     from heta_plugin_graph import writer
 
     monkeypatch.setattr(writer, "UPSERT_BLOCK", 3)
-    kb, _ = await build_kb(
+    kb, report = await build_kb(
         tmp_path, registry, graph_recipe(embedding_only, base_steps, embed_descriptions=False),
         [SourceDocument(text=OCEAN, id="ocean", name="ocean.txt"), SourceDocument(text=RIVERS, id="rivers", name="rivers.txt")],
     )
@@ -398,6 +398,9 @@ async def test_vectors_written_in_small_blocks_are_each_facts_own(tmp_path, regi
     expected = [(ENTITY_COLLECTION, "entity_id", i, entity_text(e.name, e.type, "")) for i, e in entities.items()] + [
         (RELATION_COLLECTION, "relation_id", i, relation_texts[i]) for i in sorted(carriers)
     ]
+    # each block is embedded on its own, yet no text is embedded twice (a later block finds it in the graph cache)
+    stats = next(s.stats for s in report.steps if s.name == "build_graph")
+    assert stats["embedded_texts"] == len({text for *_, text in expected})
     queries = np.asarray(await model.embed([text for *_, text in expected]))
     for (collection, key, fact_id, _), query in zip(expected, queries):
         hits = vectors.collection(collection).search(query[None, :], 1, filters={key: [fact_id]})[0]

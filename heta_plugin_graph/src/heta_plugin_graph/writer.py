@@ -27,7 +27,7 @@ from heta_plugin_graph.store import RemovedFacts, StoredChunk
 from heta_plugin_graph.vectors import (
     EMBED_CONCURRENCY,
     SHARED_BY,
-    embed_distinct,
+    embed_texts,
     entity_text,
     open_collections,
     relation_text,
@@ -187,18 +187,17 @@ async def _upsert_changed(context: Any, embedder: Any, collection: Any, texts: M
         return
     reuse = [i for i in stale if i in precomputed]
     fresh = [i for i in stale if i not in precomputed]
-    dimension = collection.dimension
-    reused = np.stack([precomputed[i] for i in reuse]) if reuse else np.empty((0, dimension), np.float32)
-    if fresh:
-        distinct, rows = await embed_distinct(embedder, [texts[i] for i in fresh], context=context, concurrency=concurrency)
-    else:
-        distinct, rows = np.empty((0, dimension), np.float32), np.empty(0, np.int64)
-    ordered = reuse + fresh
-    # in blocks: one block's vectors, metadata and normalised copy at a time, never the whole graph's
-    for start in range(0, len(ordered), UPSERT_BLOCK):
-        block = ordered[start : start + UPSERT_BLOCK]
-        stop = start + len(block)
-        from_reused = reused[start:stop]  # ordered is reuse, then fresh
-        from_fresh = distinct[rows[max(0, start - len(reuse)) : max(0, stop - len(reuse))]]
-        await asyncio.to_thread(collection.upsert, block, np.concatenate((from_reused, from_fresh)), [{**metadata[i], "text_hash": hashes[i]} for i in block])
+
+    async def upsert(block: list[str], vectors: np.ndarray) -> None:
+        await asyncio.to_thread(collection.upsert, block, vectors, [{**metadata[i], "text_hash": hashes[i]} for i in block])
+
+    # a block at a time, embedded then written: never the vectors of every fact at once (at 10k chunks the
+    # entities' were 85 MB, held beside the index they were being added to)
+    for start in range(0, len(reuse), UPSERT_BLOCK):
+        block = reuse[start : start + UPSERT_BLOCK]
+        await upsert(block, np.stack([precomputed[i] for i in block]))
+    for start in range(0, len(fresh), UPSERT_BLOCK):
+        block = fresh[start : start + UPSERT_BLOCK]
+        # a text repeated in a later block is a graph-cache hit there: each distinct text is embedded once
+        await upsert(block, await embed_texts(embedder, [texts[i] for i in block], context=context, concurrency=concurrency))
     context.count(f"{label}_embedded", len(fresh))
