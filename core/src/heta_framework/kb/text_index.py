@@ -39,9 +39,11 @@ class TextIndexStore(Protocol):
     (well under a millisecond of Python) and spends its heavy part outside the GIL, so
     ``full_text_search`` calls it on the event loop instead of handing it to a worker
     thread. The hand-off costs more than such a search, and threads waiting for the
-    GIL behind each other slow concurrent queries down (tantivy, 10k chunks: 8 queries in
-    flight 787 queries/s through a thread, 1,811-2,008 in place; one at a time 1,371 and 2,060). Without it (Whoosh, pure Python,
-    5-70 ms a search) searches run in a thread so the event loop stays responsive.
+    GIL behind each other slow concurrent queries down (tantivy, 10k chunks: 8 queries
+    in flight 787 queries/s through a thread, 1,811-2,008 in place; one at a time 1,371
+    and 2,060). Such a search must never wait for a writer. Without the attribute
+    (Whoosh: pure Python, 5-70 ms a search) searches run in a thread, so the event
+    loop stays responsive.
     """
 
     @property
