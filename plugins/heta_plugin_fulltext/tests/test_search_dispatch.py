@@ -8,10 +8,13 @@ tens of milliseconds, so it keeps the event loop free by running in a thread.
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 
+import pytest
 from heta_framework.kb.documents import Chunk
-from heta_plugin_fulltext import TantivyStoreConfig, TantivyTextIndex
+from heta_plugin_fulltext import TantivyStoreConfig, TantivyTextIndex, WhooshTextIndex
 
 
 async def test_search_runs_in_place_only_for_a_store_that_says_so(make_kb, backend, english_documents, monkeypatch):
@@ -59,3 +62,37 @@ def test_tantivy_search_does_not_wait_for_a_writer_holding_its_lock(tmp_path):
     store.upsert([Chunk(id="b#0", document_id="b", text="glacier glacier ice", index=0, start=0, end=19)])
     assert [chunk.id for chunk, _ in store.search("glacier", 5)][0] == "b#0"
     store.close()
+
+
+@pytest.mark.parametrize("backend", ["whoosh"])
+async def test_whoosh_runs_one_search_at_a_time_and_the_others_wait_on_the_loop(make_kb, english_documents, monkeypatch):
+    # pure Python: searches side by side only take turns on the GIL, so the engine lets one run at a time
+    kb = await make_kb(english_documents)
+    active, most = [0], [0]
+    guard = threading.Lock()
+    search = WhooshTextIndex.search
+
+    def slow_search(self, *args, **kwargs):
+        with guard:
+            active[0] += 1
+            most[0] = max(most[0], active[0])
+        time.sleep(0.02)  # long enough that free threads would overlap
+        try:
+            return search(self, *args, **kwargs)
+        finally:
+            with guard:
+                active[0] -= 1
+
+    monkeypatch.setattr(WhooshTextIndex, "search", slow_search)
+
+    async def eight() -> list[str]:
+        responses = await asyncio.gather(*(kb.query("clever foxes", mode="full_text_search", top_k=3) for _ in range(8)))
+        return [r.results[0].document_id for r in responses]
+
+    assert await eight() == ["fox"] * 8
+    assert most[0] == 1
+    # the gate is what keeps them apart: without the store's limit the same searches overlap
+    monkeypatch.setattr(WhooshTextIndex, "concurrent_searches", None)
+    most[0] = 0
+    assert await eight() == ["fox"] * 8
+    assert most[0] > 1

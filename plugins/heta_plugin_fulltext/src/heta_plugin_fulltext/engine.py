@@ -8,6 +8,7 @@ and never query syntax.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -31,10 +32,7 @@ class FullTextSearchEngine:
         store: TextIndexStore = context.get_component(asset.store if asset else ASSET_STORE)
         if asset is not None:
             check_built_with(asset.metadata, store)
-        if getattr(store, "searches_in_place", False):  # see TextIndexStore: a thread hop costs more than the search
-            hits = store.search(request.text, request.top_k, request.filters)
-        else:
-            hits = await asyncio.to_thread(store.search, request.text, request.top_k, request.filters)
+        hits = await _search(store, request)
         results = [chunk_result(chunk, score, self.mode) for chunk, score in hits]
         metadata: dict[str, Any] = {"backend": store.backend, "analyzer": store.analyzer}
         if not hits and not store.terms(request.text):
@@ -46,6 +44,24 @@ class FullTextSearchEngine:
                 )
             ]
         return QueryResponse(results=results, metadata=metadata)
+
+
+#: per store and event loop, the gate of a store that limits its concurrent searches (``concurrent_searches``)
+_gates: weakref.WeakKeyDictionary[Any, dict[asyncio.AbstractEventLoop, asyncio.Semaphore]] = weakref.WeakKeyDictionary()
+
+
+async def _search(store: TextIndexStore, request: QueryRequest) -> list[tuple[Any, float]]:
+    """Run the store's search where it runs best (TextIndexStore's optional attributes)."""
+    if getattr(store, "searches_in_place", False):  # a thread hop would cost more than the search
+        return store.search(request.text, request.top_k, request.filters)
+    limit = getattr(store, "concurrent_searches", None)
+    if limit is None:
+        return await asyncio.to_thread(store.search, request.text, request.top_k, request.filters)
+    # searches beyond the limit wait here, on the event loop, not in worker threads fighting over the GIL
+    loop = asyncio.get_running_loop()
+    gate = _gates.setdefault(store, {}).setdefault(loop, asyncio.Semaphore(limit))
+    async with gate:
+        return await asyncio.to_thread(store.search, request.text, request.top_k, request.filters)
 
 
 def check_built_with(recorded: Mapping[str, Any], store: TextIndexStore) -> None:

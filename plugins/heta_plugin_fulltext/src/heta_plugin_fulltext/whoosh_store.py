@@ -58,6 +58,8 @@ class WhooshTextIndex:
     """A ``TextIndexStore`` on Whoosh."""
 
     backend = BACKEND
+    #: pure Python: searches side by side only take turns on the GIL, and the turns cost (TextIndexStore)
+    concurrent_searches = 1
 
     def __init__(self, folder: Path, config: WhooshStoreConfig, kb_root: Path | None = None):
         self.folder = folder
