@@ -46,8 +46,11 @@ class FullTextSearchEngine:
         return QueryResponse(results=results, metadata=metadata)
 
 
-#: per store and event loop, the gate of a store that limits its concurrent searches (``concurrent_searches``)
-_gates: weakref.WeakKeyDictionary[Any, dict[asyncio.AbstractEventLoop, asyncio.Semaphore]] = weakref.WeakKeyDictionary()
+#: per store and event loop, the gate of a store that limits its concurrent searches (``concurrent_searches``);
+#: weak on both, so a closed store or a finished loop takes its gate with it
+_gates: weakref.WeakKeyDictionary[Any, weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 async def _search(store: TextIndexStore, request: QueryRequest) -> list[tuple[Any, float]]:
@@ -58,8 +61,11 @@ async def _search(store: TextIndexStore, request: QueryRequest) -> list[tuple[An
     if limit is None:
         return await asyncio.to_thread(store.search, request.text, request.top_k, request.filters)
     # searches beyond the limit wait here, on the event loop, not in worker threads fighting over the GIL
+    by_loop = _gates.setdefault(store, weakref.WeakKeyDictionary())
     loop = asyncio.get_running_loop()
-    gate = _gates.setdefault(store, {}).setdefault(loop, asyncio.Semaphore(limit))
+    gate = by_loop.get(loop)
+    if gate is None:
+        gate = by_loop[loop] = asyncio.Semaphore(limit)
     async with gate:
         return await asyncio.to_thread(store.search, request.text, request.top_k, request.filters)
 
