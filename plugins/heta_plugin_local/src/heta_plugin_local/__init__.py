@@ -16,7 +16,7 @@ from heta_framework.errors import ModelError
 from heta_framework.plugins.hookspecs import hookimpl
 
 from heta_plugin_local.e5 import E5EmbeddingClient, is_e5_model
-from heta_plugin_local.embedding import LocalEmbeddingClient, load_sentence_transformer
+from heta_plugin_local.embedding import LocalEmbeddingClient, load_encoder, load_sentence_transformer
 from heta_plugin_local.models import BUNDLED_MODELS, declared_languages, resolve_model_folder
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "E5EmbeddingClient",
     "LocalEmbeddingClient",
     "create_client",
+    "load_encoder",
     "load_sentence_transformer",
     "resolve_model_folder",
 ]

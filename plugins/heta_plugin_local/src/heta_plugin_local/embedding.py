@@ -1,4 +1,4 @@
-"""``LocalEmbeddingClient``: sentence-transformers on the CPU, offline, loaded on first use.
+"""``LocalEmbeddingClient``: a sentence-transformers model on the CPU, offline, loaded on first use.
 
 Loaded models are shared by every client in the process (keyed by folder and
 device): a knowledge base opens a fresh client per ``KnowledgeBase`` object, and
@@ -19,8 +19,9 @@ from heta_framework.common.memory import release_freed_memory
 from heta_framework.errors import ModelError
 
 from heta_plugin_local.batching import CombiningEncoder
+from heta_plugin_local.encoder import Encoder, SentenceTransformerEncoder, TransformerEncoder, plain_pooling
 
-_loaded: dict[tuple[str, str], Any] = {}
+_loaded: dict[tuple[str, str], Encoder] = {}
 _load_lock = threading.Lock()
 #: one combining encoder per loaded model and batch size: every client of that model shares its queue
 _encoders: dict[tuple[str, str, int], CombiningEncoder] = {}
@@ -36,26 +37,49 @@ def set_torch_threads(threads: int | None) -> None:
         torch.set_num_threads(threads)
 
 
+def _offline() -> None:
+    # never reach a hub: the weights are on disk or the load fails
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # a library logs; it does not draw bars on the user's terminal
+
+
+def _load_error(folder: Path, exc: Exception) -> ModelError:
+    return ModelError(
+        f"Could not load the sentence-transformers model in {folder}: {exc}. "
+        "The folder must hold a complete sentence-transformers model (modules.json, config.json, weights)."
+    )
+
+
 def load_sentence_transformer(folder: Path, device: str = "cpu") -> Any:
-    """The model in ``folder`` (shared per process), with every hub access switched off."""
+    """``SentenceTransformer`` for the model in ``folder``, with every hub access switched off (not shared)."""
+    _offline()
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(str(folder), device=device, local_files_only=True)
+    except Exception as exc:
+        raise _load_error(folder, exc) from exc
+
+
+def load_encoder(folder: Path, device: str = "cpu") -> Encoder:
+    """The model in ``folder``, shared per process: transformers alone for a plain pipeline, else
+    sentence-transformers (``heta_plugin_local.encoder``)."""
     key = (str(folder), device)
     with _load_lock:
         model = _loaded.get(key)
         if model is None:
-            # never reach a hub: the weights are on disk or the load fails
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
-
-            transformers_logging.disable_progress_bar()  # a library logs; it does not draw bars on the user's terminal
-            try:
-                model = SentenceTransformer(str(folder), device=device, local_files_only=True)
-            except Exception as exc:
-                raise ModelError(
-                    f"Could not load the sentence-transformers model in {folder}: {exc}. "
-                    "The folder must hold a complete sentence-transformers model (modules.json, config.json, weights)."
-                ) from exc
+            plain = plain_pooling(folder)
+            if plain is None:
+                model = SentenceTransformerEncoder(load_sentence_transformer(folder, device))
+            else:
+                _offline()
+                try:
+                    model = TransformerEncoder(folder, *plain, device=device)
+                except Exception as exc:
+                    raise _load_error(folder, exc) from exc
             _loaded[key] = model
     return model
 
@@ -112,9 +136,9 @@ class LocalEmbeddingClient:
         self.device = device
         self.threads = threads
 
-    def model(self) -> Any:
+    def model(self) -> Encoder:
         set_torch_threads(self.threads)
-        return load_sentence_transformer(self.folder, self.device)
+        return load_encoder(self.folder, self.device)
 
     @property
     def encoder(self) -> CombiningEncoder:
@@ -127,9 +151,7 @@ class LocalEmbeddingClient:
 
     @property
     def dimension(self) -> int:
-        model = self.model()
-        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        return int(getter())
+        return self.model().dimension
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Blocking: unit-length float32 vectors, one row per text (merged with concurrent callers' texts)."""
@@ -140,13 +162,7 @@ class LocalEmbeddingClient:
         model = self.model()
         out: np.ndarray | None = None
         for rows in token_budget_batches(texts, self.batch_size):
-            vectors = model.encode(
-                [texts[i] for i in rows],
-                batch_size=len(rows),
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            vectors = model.encode([texts[i] for i in rows])
             if out is None:  # one output matrix, filled in place: no concatenation copy
                 out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
             out[rows] = vectors
