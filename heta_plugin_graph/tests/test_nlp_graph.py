@@ -409,6 +409,36 @@ async def test_vectors_written_in_small_blocks_are_each_facts_own(tmp_path, regi
     kb.close()
 
 
+async def test_entity_vectors_leave_memory_before_relations_are_embedded(tmp_path, registry, embedding_only, base_steps,
+                                                                         monkeypatch):
+    """Memory: the FAISS store writes and forgets the entity collection once its vectors are in, so the index
+    is not held while relation sentences are embedded; a search after the build opens it again."""
+    from heta_plugin_graph.vectors import ENTITY_COLLECTION, RELATION_COLLECTION
+    from heta_plugin_vector.store import FaissVectorStore
+
+    from heta_plugin_graph import writer
+
+    seen: list[tuple[str, bool]] = []
+    real_upsert = writer._upsert_changed
+
+    async def upsert_changed(context, embedder, collection, *args, **kwargs):
+        store = context.store("vector")
+        seen.append((collection.name, ENTITY_COLLECTION in store._collections))
+        return await real_upsert(context, embedder, collection, *args, **kwargs)
+
+    released: list[str] = []
+    real_release = FaissVectorStore.release_collection
+    monkeypatch.setattr(writer, "_upsert_changed", upsert_changed)
+    monkeypatch.setattr(FaissVectorStore, "release_collection", lambda self, name: (released.append(name), real_release(self, name))[1])
+    kb, _ = await build_kb(tmp_path, registry, graph_recipe(embedding_only, base_steps),
+                           [SourceDocument(text=OCEAN, id="ocean", name="ocean.txt")])
+    assert seen == [(ENTITY_COLLECTION, True), (RELATION_COLLECTION, False)]
+    assert released == [ENTITY_COLLECTION]
+    response = await kb.query("largest ocean", mode="heta_graph_search", top_k=5)
+    assert any(r.kind == "entity" for r in response.results)  # the released collection answers again
+    kb.close()
+
+
 async def test_facts_rank_by_similarity_weighed_by_their_best_evidence(tmp_path, registry, embedding_only, base_steps):
     kb, _ = await build_kb(
         tmp_path, registry, graph_recipe(embedding_only, base_steps, embed_descriptions=False),

@@ -128,6 +128,29 @@ def test_collections_persist_as_files_and_reopen(tmp_path, clustered, index):
     assert not reopened.has_collection("graph_entities") and not (tmp_path / "vectors" / "graph_entities").exists()
 
 
+def test_a_released_collection_is_written_forgotten_and_opened_again(tmp_path, clustered):
+    """release_collection writes the index and drops the store's hold on it (its memory can go); the next
+    collection() reads it back from disk, and a search that still holds the old object keeps working."""
+    import gc
+    import weakref
+
+    vectors = clustered(200)
+    store = FaissVectorStore.open(None, tmp_path)
+    held = store.collection("graph_entities", dimension=32)
+    _fill(held, vectors)
+    assert not (tmp_path / "vectors" / "graph_entities" / "index.faiss").exists()  # unwritten until a flush
+    store.release_collection("graph_entities")
+    assert (tmp_path / "vectors" / "graph_entities" / "index.faiss").exists()
+    assert held.search(vectors[5], 1)[0][0].id == "c5"  # the holder's object still answers
+    gone = weakref.ref(held)
+    del held
+    gc.collect()
+    assert gone() is None  # nothing else keeps the index in memory
+    reopened = store.collection("graph_entities")
+    assert len(reopened) == 200 and reopened.search(vectors[7], 1)[0][0].id == "c7"
+    store.release_collection("never_opened")  # nothing to do
+
+
 def test_ivf_stays_exact_until_it_has_enough_vectors_to_train(tmp_path, clustered):
     collection = FaissVectorStore.open(FaissStoreConfig(index="ivf", nlist=16, nprobe=4, train_threshold=1000), tmp_path).collection(
         "chunks", dimension=32

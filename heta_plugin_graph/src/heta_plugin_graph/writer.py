@@ -26,6 +26,7 @@ from heta_plugin_graph.steps.common import all_chunk_keys
 from heta_plugin_graph.store import RemovedFacts, StoredChunk
 from heta_plugin_graph.vectors import (
     EMBED_CONCURRENCY,
+    ENTITY_COLLECTION,
     SHARED_BY,
     embed_texts,
     entity_text,
@@ -100,7 +101,8 @@ async def write_draft(
 ) -> None:
     graph: GraphStore = context.store("graph")
     embedder = context.embedding_model()
-    entity_collection, relation_collection = open_collections(context.store("vector"), embedder.dimension)
+    vector_store = context.store("vector")
+    entity_collection, relation_collection = open_collections(vector_store, embedder.dimension)
 
     chunk_ids = {e.chunk_id for fact in (*draft.entities, *draft.relations) for e in fact.evidence}
     chunks = await asyncio.to_thread(load_evidence_chunks, context, chunk_ids)
@@ -127,7 +129,10 @@ async def write_draft(
     context.count("entities_written", len(stored_entities))
     del stored_entities
     await _upsert_changed(context, embedder, entity_collection, entity_texts, entity_metadata, precomputed or {}, "entities", concurrency)
-    del entity_texts, entity_metadata
+    del entity_texts, entity_metadata, entity_collection
+    release = getattr(vector_store, "release_collection", None)
+    if release is not None:  # the entity index (97 MB at 10k chunks) need not sit beside the relations being embedded
+        await asyncio.to_thread(release, ENTITY_COLLECTION)
 
     stored_relations = await asyncio.to_thread(graph.get_relations, relation_ids)
     endpoint_names = {

@@ -62,6 +62,14 @@ class FaissVectorStore:
             if opened is not None:
                 opened.destroy()
 
+    def release_collection(self, name: str) -> None:
+        """Write ``name`` and forget it: its index leaves memory once nobody holds it (``VectorStoreProtocol``)."""
+        _check_name(name)
+        with self._lock:
+            opened = self._collections.pop(name, None)
+        if opened is not None:
+            opened.flush()  # not closed: a search that already holds it still works
+
     def relative_paths(self, name: str) -> list[str]:
         return [(self.root / _check_name(name)).relative_to(self._kb_root).as_posix()]
 

@@ -118,7 +118,16 @@ class VectorCollectionProtocol(Protocol):
 
 @runtime_checkable
 class VectorStoreProtocol(Protocol):
-    """``stores.vector``: named collections, persisted inside the knowledge-base folder."""
+    """``stores.vector``: named collections, persisted inside the knowledge-base folder.
+
+    Optional: ``release_collection(name)``, for a store that keeps collections in
+    memory. It writes the collection and forgets it, so its memory goes once nobody
+    holds it; the next ``collection(name)`` opens it again. A build step calls it
+    for a collection it has finished writing (``build_graph`` does for the entity
+    vectors before embedding relations: 97 MB at the 10k bench tier). A caller
+    still holding the collection keeps a working object. Stores without it (a
+    server database) keep nothing worth releasing.
+    """
 
     def collection(self, name: str, dimension: int | None = None) -> VectorCollectionProtocol:
         """Open (or, with ``dimension``, create) a collection."""
