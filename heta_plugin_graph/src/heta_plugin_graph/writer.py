@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 import numpy as np
+from heta_framework.common.threads import in_thread
 from heta_framework.kb.documents import iter_chunks
 from heta_framework.kb.stores import GraphStore, ObjectStoreProtocol
 
@@ -105,7 +106,7 @@ async def write_draft(
     entity_collection, relation_collection = open_collections(vector_store, embedder.dimension)
 
     chunk_ids = {e.chunk_id for fact in (*draft.entities, *draft.relations) for e in fact.evidence}
-    chunks = await asyncio.to_thread(load_evidence_chunks, context, chunk_ids)
+    chunks = await in_thread(load_evidence_chunks, context, chunk_ids)
     draft = drop_missing_evidence(context, draft, chunks)
     # facts from these documents in an earlier build are replaced by what they say now
     replaced = list(context.document_ids)
@@ -123,7 +124,7 @@ async def write_draft(
     def described(description: str) -> str:
         return description if embed_descriptions else ""
 
-    stored_entities = await asyncio.to_thread(graph.get_entities, entity_ids)
+    stored_entities = await in_thread(graph.get_entities, entity_ids)
     entity_texts = {i: entity_text(e.name, e.type, described(e.description)) for i, e in stored_entities.items()}
     entity_metadata = {i: {"entity_id": i, "name": e.name, "type": e.type} for i, e in stored_entities.items()}
     context.count("entities_written", len(stored_entities))
@@ -134,9 +135,9 @@ async def write_draft(
     if release is not None:  # the entity index (97 MB at 10k chunks) need not sit beside the relations being embedded
         await asyncio.to_thread(release, ENTITY_COLLECTION)
 
-    stored_relations = await asyncio.to_thread(graph.get_relations, relation_ids)
+    stored_relations = await in_thread(graph.get_relations, relation_ids)
     endpoint_names = {
-        e.id: e.name for e in (await asyncio.to_thread(
+        e.id: e.name for e in (await in_thread(
             graph.get_entities, list({i for r in stored_relations.values() for i in (r.source_id, r.target_id)})
         )).values()
     }
@@ -183,7 +184,7 @@ async def _upsert_changed(context: Any, embedder: Any, collection: Any, texts: M
     if not ids:
         return
     hashes = {i: text_hash(texts[i]) for i in ids}
-    stored = await asyncio.to_thread(collection.get_metadata, ids)
+    stored = await in_thread(collection.get_metadata, ids)
     # a vector whose text or metadata changed (a relation's shared_by) is written again; the graph cache
     # keeps the text's vector, so a new metadata alone costs no model call
     stale = [i for i in ids if stored.get(i) != {**metadata[i], "text_hash": hashes[i]}]

@@ -14,11 +14,11 @@ the knowledge base's ``graph_llm`` cache, so a resumed or repeated build makes n
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
+from heta_framework.common.threads import in_thread
 from heta_framework.kb.documents import Chunk, iter_chunks
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, store_ref
 
@@ -98,7 +98,7 @@ class ExtractEntities:
         progress = context.progress("extract entities", len(units))
         if self.extractor == "nlp":
             options = nlp_extraction.NlpOptions(max_entities_per_chunk=self.max_entities_per_chunk)
-            found = await asyncio.to_thread(lambda: [nlp_extraction.extract_entities(u.text, options) for u in units])
+            found = await in_thread(lambda: [nlp_extraction.extract_entities(u.text, options) for u in units])
             progress.advance(len(units))
         else:
             caller = make_caller(
@@ -181,7 +181,7 @@ class ExtractRelations:
         progress = context.progress("extract relations", len(work))
         if self.extractor == "nlp":
             options = nlp_extraction.NlpOptions(max_relations_per_chunk=self.max_relations_per_chunk)
-            found = await asyncio.to_thread(
+            found = await in_thread(
                 lambda: [nlp_extraction.extract_relations(unit.text, record["entities"], options) for record, unit in work]
             )
             progress.advance(len(work))

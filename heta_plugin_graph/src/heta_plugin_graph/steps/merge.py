@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
+from heta_framework.common.threads import in_thread
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements
 from heta_framework.kb.stores import GraphStore, VectorStoreProtocol
 
@@ -72,7 +73,7 @@ class MergeGraphIntoStore:
     async def run(self, context: StepContextProtocol) -> None:
         draft = load_draft(context)
         graph: GraphStore = context.store("graph")
-        stored = await asyncio.to_thread(graph.get_entities, [e.id for e in draft.entities])
+        stored = await in_thread(graph.get_entities, [e.id for e in draft.entities])
         new = [e for e in draft.entities if e.id not in stored]
         context.count("entities_already_stored", len(draft.entities) - len(new))
         precomputed: dict[str, Any] = {}
@@ -102,7 +103,7 @@ class MergeGraphIntoStore:
         candidate_ids = {
             h.id for row in hits for h in row if h.score >= self.similarity_threshold and h.id not in in_draft
         }
-        stored = await asyncio.to_thread(graph.get_entities, list(candidate_ids))
+        stored = await in_thread(graph.get_entities, list(candidate_ids))
         items: list[matching.MatchItem] = []
         for entity, row in zip(new, hits):
             candidates = [stored[h.id] for h in row if h.id in stored and h.score >= self.similarity_threshold][: self.candidates]
