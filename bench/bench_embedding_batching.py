@@ -54,8 +54,15 @@ def raw_encode(model, texts: list[str]) -> np.ndarray:
                                    show_progress_bar=False), dtype=np.float32)
 
 
+def sentence_transformer(client):
+    """The raw reference: ``SentenceTransformer`` on the client's folder (the client itself runs transformers alone)."""
+    from heta_plugin_local import load_sentence_transformer
+
+    return load_sentence_transformer(client.folder)
+
+
 def batching(client, kinds: dict[str, list[str]], rounds: int) -> dict:
-    model = client.model()
+    model = sentence_transformer(client)
     out = {}
     for kind, texts in kinds.items():
         before, after, diff = [], [], 0.0
@@ -87,6 +94,7 @@ async def embed_chunks_vs_raw(client, texts: list[str], rounds: int) -> dict:
     recipe = Recipe(models=KnowledgeModels(embedding=EmbeddingModel(model_name=MODEL)),
                     steps=[ParseDocuments(), SplitDocuments(chunk_size=200, chunk_overlap=0), EmbedChunks()])
     step_seconds, raw_seconds, embedded = [], [], 0
+    model = sentence_transformer(client)
     with tempfile.TemporaryDirectory(prefix="heta-bench-batching-") as work:
         for n in range(rounds):
             kb = KnowledgeBase.create(Path(work) / f"kb{n}", recipe)
@@ -96,7 +104,7 @@ async def embed_chunks_vs_raw(client, texts: list[str], rounds: int) -> dict:
             step_seconds.append(step.seconds)
             embedded = step.stats["embedded_texts"]
             with Timer() as t:
-                raw_encode(client.model(), texts)
+                raw_encode(model, texts)
             raw_seconds.append(t.seconds)
     s, r = min(step_seconds), min(raw_seconds)
     result = {"texts": len(texts), "embedded_texts": embedded, "embed_chunks_s": round(s, 2), "raw_encode_s": round(r, 2),
