@@ -71,7 +71,10 @@ def load_encoder(folder: Path, device: str = "cpu") -> Encoder:
     with _load_lock:
         model = _loaded.get(key)
         if model is None:
-            plain = plain_pooling(folder)
+            try:
+                plain = plain_pooling(folder)
+            except ValueError as exc:  # a settings file that is not JSON: no loader can read this folder
+                raise _load_error(folder, exc) from exc
             if plain is None:
                 model = SentenceTransformerEncoder(load_sentence_transformer(folder, device))
             else:

@@ -15,12 +15,12 @@ router) loads through ``SentenceTransformer`` as before (``SentenceTransformerEn
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from heta_framework.kb.atomic import read_json
 
 _TRANSFORMER = "sentence_transformers.models.Transformer"
 _POOLING = "sentence_transformers.models.Pooling"
@@ -42,32 +42,25 @@ class Encoder(Protocol):
         ...
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def plain_pooling(folder: Path) -> tuple[str, int | None] | None:
     """``(pooling mode, max_seq_length)`` if ``folder`` is a plain encoder + pooling (+ normalize) pipeline,
-    else None (load it with sentence-transformers)."""
-    modules = _read_json(folder / "modules.json")
+    else None (load it with sentence-transformers). A file that is not JSON raises ``ValueError``."""
+    modules = read_json(folder / "modules.json")
     if not isinstance(modules, list) or not modules:
         return None
     types = [m.get("type") for m in modules if isinstance(m, dict)]
     if types not in ([_TRANSFORMER, _POOLING], [_TRANSFORMER, _POOLING, _NORMALIZE]) or modules[0].get("path") not in ("", "."):
         return None
-    transformer = _read_json(folder / "sentence_bert_config.json") or {}
+    transformer = read_json(folder / "sentence_bert_config.json") or {}
     if transformer.get("do_lower_case") or set(transformer) - {"max_seq_length", "do_lower_case"}:
         return None
-    settings = _read_json(folder / "config_sentence_transformers.json") or {}
+    settings = read_json(folder / "config_sentence_transformers.json") or {}
     if settings.get("default_prompt_name"):
         return None  # sentence-transformers would put a prompt in front of every text
-    config = _read_json(folder / "config.json") or {}
+    config = read_json(folder / "config.json") or {}
     if config.get("model_type") not in ENCODER_TYPES or config.get("is_decoder"):
         return None
-    pooling = _read_json(folder / str(modules[1].get("path", "")) / "config.json") or {}
+    pooling = read_json(folder / str(modules[1].get("path", "")) / "config.json") or {}
     chosen = [mode for mode in POOLING_MODES if pooling.get(mode)]
     others = {k for k, v in pooling.items() if k.startswith("pooling_mode_") and k not in POOLING_MODES and v}
     if len(chosen) != 1 or others or pooling.get("include_prompt") is False:
