@@ -24,7 +24,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import known_item_queries, load_articles, machine_load, write_result
+from common import known_item_queries, load_articles, machine_load, warm_for_concurrency, write_result
 
 DEPTH = 30
 WIDTH = 8
@@ -53,6 +53,7 @@ async def throughput(kb, mode: str, texts: Sequence[str], rounds: int) -> tuple[
         await asyncio.gather(*(one(text) for text in part))
 
     await kb.query(texts[0], mode=mode, top_k=DEPTH)  # warm-up
+    await warm_for_concurrency(kb, mode, texts, WIDTH, DEPTH)
     seconds = {"sequential": 0.0, "concurrent": 0.0}
     size = max(1, len(texts) // rounds)
     for round_number, start in enumerate(range(0, size * rounds, size)):

@@ -65,6 +65,7 @@ from common import (  # noqa: E402
     percentiles_ms,
     ranked_documents,
     timed,
+    warm_for_concurrency,
     write_result,
 )
 
@@ -424,6 +425,7 @@ async def concurrent_throughput(kb, mode: str, texts: Sequence[str], width: int 
 
         await asyncio.gather(*(one(text) for text in part))
 
+    await warm_for_concurrency(kb, mode, texts, width, DEPTH)
     seconds = {"sequential": 0.0, "concurrent": 0.0}
     size = max(1, len(texts) // rounds)
     for start in range(0, size * rounds, size):

@@ -10,6 +10,7 @@ reads the same set): one copy of each.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import os
@@ -127,3 +128,17 @@ def machine_load() -> dict:
     """The 1/5/15-minute load averages and the core count: the context every timing was taken in."""
     one, five, fifteen = os.getloadavg()
     return {"load_1m": round(one, 2), "load_5m": round(five, 2), "load_15m": round(fifteen, 2), "cores": os.cpu_count()}
+
+
+async def warm_for_concurrency(kb, mode: str, texts: Sequence[str], width: int, depth: int) -> None:
+    """A server's steady state before throughput is timed: one burst of ``width`` queries in flight, then the
+    helper processes a store starts for searches made side by side (Whoosh's ``search_processes``) are up.
+
+    Those start once per process, in the background, on the first search that finds another running; a
+    server pays that once, so it is not part of its throughput.
+    """
+    await asyncio.gather(*(kb.query(text, mode=mode, top_k=depth) for text in texts[:width]))
+    if kb.has_component("stores.text"):
+        helpers = getattr(kb.get_component("stores.text"), "helpers", None)
+        if helpers is not None:
+            helpers.wait_started()

@@ -44,11 +44,13 @@ class TextIndexStore(Protocol):
     and 2,060). Such a search must never wait for a writer. Without the attribute
     searches run in a worker thread, so the event loop stays responsive.
 
-    Optional: ``concurrent_searches = N`` lets at most N searches of the store run at
-    once; the others wait on the event loop. For a pure-Python search (Whoosh: 1),
-    threads side by side only take turns on the GIL and the turns cost (Whoosh, 10k
-    chunks, 8 queries in flight, alternating: 144-155 queries/s with free threads,
-    156-159 one at a time).
+    Optional: ``concurrent_searches = N`` (a class or instance attribute) lets at most
+    N searches of the store run at once; the others wait on the event loop. For a
+    pure-Python search, threads side by side in one process only take turns on the
+    GIL and the turns cost (Whoosh, 10k chunks, 8 queries in flight, alternating:
+    144-155 queries/s with free threads, 156-159 one at a time). Whoosh therefore
+    runs one search in the process and hands those made beside it to helper
+    processes: its N is 1 + ``search_processes``.
     """
 
     @property

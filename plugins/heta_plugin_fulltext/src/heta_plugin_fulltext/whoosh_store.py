@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from heta_framework.common.validators import whole_number
 from heta_framework.kb.documents import Chunk
 from whoosh import index as whoosh_index
 from whoosh import query as q
@@ -25,6 +26,7 @@ from heta_plugin_fulltext.analyzers import analyzer_field
 from heta_plugin_fulltext.manifest import settle_manifest
 from heta_plugin_fulltext.prepared import PreparedText, is_prepared
 from heta_plugin_fulltext.records import TERM_SEPARATOR, chunk_from_record, chunk_record, filter_groups, filter_terms
+from heta_plugin_fulltext.search_processes import HelperSearches, HitRow
 from heta_plugin_fulltext.whoosh_analysis import whoosh_analyzer
 
 BACKEND = "whoosh"
@@ -42,6 +44,11 @@ class WhooshStoreConfig:
     #: the heap they fragment stays with the process after the commit: indexing the 10k bench chunks left it
     #: 106 MB larger with 256 (no spill), 77 MB with 64 and 40 MB with 32, for 6.6 s -> 10.0 s of indexing
     memory_mb: int = 32
+    #: helper processes that take the searches made while another is running (search_processes.py), so queries
+    #: in flight together run side by side instead of taking turns on the GIL; 0: never start one. Two, because
+    #: this process still spends the GIL on the rest of each query (10k bench, 2 cores, 8 queries in flight
+    #: against one at a time: 1.31x with one helper, 1.58x with two, 1.60x with three; ~70 MB each)
+    search_processes: int = attrs.field(default=2, validator=whole_number(0))
 
 
 def whoosh_schema(analyzer: str) -> Schema:
@@ -57,12 +64,21 @@ def whoosh_schema(analyzer: str) -> Schema:
     )
 
 
+def search_rows(searcher: Any, terms: Sequence[str], groups: Sequence[Sequence[str]], top_k: int) -> list[HitRow]:
+    """The best ``top_k`` chunks holding any of ``terms`` and passing every filter group, as plain rows."""
+    query = q.Or([q.Term("body", term) for term in terms])
+    restrict = q.And([q.Or([q.Term("filters", term) for term in group]) for group in groups]) if groups else None
+    return [
+        (fields["chunk_id"], fields["text"], fields["record"], float(hit.score))
+        for hit in searcher.search(query, limit=top_k, filter=restrict)
+        for fields in [hit.fields()]
+    ]
+
+
 class WhooshTextIndex:
     """A ``TextIndexStore`` on Whoosh."""
 
     backend = BACKEND
-    #: pure Python: searches side by side only take turns on the GIL, and the turns cost (TextIndexStore)
-    concurrent_searches = 1
 
     def __init__(self, folder: Path, config: WhooshStoreConfig, kb_root: Path | None = None):
         self.folder = folder
@@ -80,6 +96,15 @@ class WhooshTextIndex:
         self._generation = 0  # bumped by every commit, so each thread reopens its searcher on the new segments
         self._per_thread = threading.local()
         self._searchers: list[Any] = []  # every searcher opened, closed with the store
+        # pure Python: searches side by side in this process only take turns on the GIL, and the turns cost
+        # (TextIndexStore), so one runs here at a time and the others go to helper processes
+        self.concurrent_searches = 1 + config.search_processes
+        self._searching_here = threading.Lock()
+        self._in_flight, self._in_flight_lock = 0, threading.Lock()
+        self._helpers = (
+            HelperSearches(config.search_processes, folder, {"analyzer": self._manifest.analyzer, "k1": config.k1, "b": config.b})
+            if config.search_processes else None
+        )
 
     @classmethod
     def open(cls, config: WhooshStoreConfig | None, kb_root: Path) -> WhooshTextIndex:
@@ -89,6 +114,11 @@ class WhooshTextIndex:
     @property
     def analyzer(self) -> str:
         return self._manifest.analyzer
+
+    @property
+    def helpers(self) -> HelperSearches | None:
+        """The helper processes (their ``served`` count, ``processes()``); None with ``search_processes = 0``."""
+        return self._helpers
 
     def relative_paths(self) -> list[str]:
         return [self.folder.relative_to(self._kb_root).as_posix() if self._kb_root else str(self.folder)]
@@ -146,17 +176,27 @@ class WhooshTextIndex:
         terms = self.terms(text)
         if not terms:
             return []
-        query = q.Or([q.Term("body", term) for term in terms])
-        groups = filter_groups(filters)
-        restrict = q.And([q.Or([q.Term("filters", term) for term in group]) for group in groups]) if groups else None
-        # no lock: each thread has its own searcher (Whoosh readers keep file positions, so one is not shared),
-        # and a query holding a store-wide lock around pure-Python work made 8 concurrent queries slower than 1
-        hits = self._current_searcher().search(query, limit=top_k, filter=restrict)
-        return [
-            (chunk_from_record(fields["chunk_id"], fields["text"], fields["record"]), float(hit.score))
-            for hit in hits
-            for fields in [hit.fields()]
-        ]
+        return [(chunk_from_record(chunk_id, text, record), score) for chunk_id, text, record, score in self._rows(terms, filter_groups(filters), top_k)]
+
+    def _rows(self, terms: list[str], groups: list[list[str]], top_k: int) -> list[HitRow]:
+        if self._helpers is None:
+            # no store-wide lock: each thread has its own searcher (Whoosh readers keep file positions)
+            return search_rows(self._current_searcher(), terms, groups, top_k)
+        with self._in_flight_lock:
+            self._in_flight += 1
+            alone = self._in_flight == 1
+        try:
+            if not alone:
+                # others are searching: a free helper process answers, so this process's GIL is left for
+                # the rest of their queries; a search alone stays here and pays no pipe
+                rows = self._helpers.search(self._generation, terms, groups, top_k)
+                if rows is not None:
+                    return rows
+            with self._searching_here:
+                return search_rows(self._current_searcher(), terms, groups, top_k)
+        finally:
+            with self._in_flight_lock:
+                self._in_flight -= 1
 
     def count(self) -> int:
         with self._lock:
@@ -190,6 +230,8 @@ class WhooshTextIndex:
         """Merge every segment into one, so deleted documents leave the segment files (``kb.compact()``)."""
         with self._lock:
             self._close_searchers()  # a searcher holds the old segment files open
+            if self._helpers is not None:
+                self._helpers.stop()  # theirs too; they start again on the next busy search
             self._index.optimize()
             self._refresh()
 
@@ -199,3 +241,5 @@ class WhooshTextIndex:
     def close(self) -> None:
         with self._lock:
             self._close_searchers()
+            if self._helpers is not None:
+                self._helpers.stop()
