@@ -239,17 +239,19 @@ class HetaGraphSearchEngine:
         # a chunk backs many facts: score it once per query, not once per fact it supports
         relevance = {chunk_id: lexical_relevance(query_terms, chunk.text) for chunk_id, chunk in chunks.items()}
 
-        def evidence_for(fact_result_id: str, rows: Sequence[tuple[str, str, str]]) -> tuple[tuple[QueryResult, ...], float | None]:
-            """The fact's best ``max_evidence`` chunks that pass the filters, and the best one's relevance (None: none passes)."""
-            # popular entities have hundreds of evidence rows: rank plain tuples, build results for the kept ones
+        def ranked_evidence(rows: Sequence[tuple[str, str, str]]) -> tuple[list[tuple], float | None]:
+            """The fact's best ``max_evidence`` rows that pass the filters, and the best one's relevance (None: none passes)."""
+            # popular entities have hundreds of evidence rows: rank plain tuples; results are built for the facts returned
             found = [
                 (-relevance[chunk_id], position, chunk_id, document_id, description)
                 for position, (chunk_id, document_id, description) in enumerate(rows)
                 if chunk_id in chunks and (not request.filters or matches_filters(chunks[chunk_id].metadata, request.filters))
             ]
             if not found:
-                return (), None
-            kept = heapq.nsmallest(options.max_evidence, found) if options.max_evidence else []
+                return [], None
+            return (heapq.nsmallest(options.max_evidence, found) if options.max_evidence else []), -min(found)[0]
+
+        def evidence_results(fact_result_id: str, kept: Sequence[tuple]) -> tuple[QueryResult, ...]:
             return tuple(
                 QueryResult(
                     id=chunk_id, text=chunks[chunk_id].text, score=-negative_score, kind="chunk",
@@ -258,46 +260,53 @@ class HetaGraphSearchEngine:
                     sources=(GRAPH_SEARCH_MODE,),
                 )
                 for negative_score, _, chunk_id, document_id, description in kept
-            ), -min(found)[0]
+            )
 
         def ranked(similarity: float, best_evidence: float | None) -> float:
             # a fact is worth what its evidence says about the query: the name "Paris" is as close to every
             # question about Paris, and its evidence chunks are what tell those questions apart
             return similarity * (1.0 - options.evidence_weight + options.evidence_weight * (best_evidence or 0.0))
 
+        # every candidate is scored, but results (and their evidence results) are built only for the top_k kept
+        candidates: list[tuple[float, str, str, float, float | None, list[tuple]]] = []
+        for kind, scored, evidence_rows in (
+            ("entity", {i: score for i, (score, _) in entity_scores.items()}, entity_evidence),
+            ("relation", relation_scores, relation_evidence),
+        ):
+            for fact_id, similarity in scored.items():
+                kept, best_evidence = ranked_evidence(evidence_rows.get(fact_id, []))
+                if request.filters and best_evidence is None:
+                    continue
+                candidates.append((ranked(similarity, best_evidence), f"{kind}:{fact_id}", fact_id, similarity, best_evidence, kept))
+        candidates.sort(key=lambda c: (-c[0], c[1]))
+
         results: list[QueryResult] = []
-        for entity_id, (score, extra) in entity_scores.items():
-            entity = entities[entity_id]
-            result_id = f"entity:{entity_id}"
-            evidence, best_evidence = evidence_for(result_id, entity_evidence.get(entity_id, []))
-            if request.filters and best_evidence is None:
+        for score, result_id, fact_id, similarity, best_evidence, kept in candidates[:top_k]:
+            evidence = evidence_results(result_id, kept)
+            document_ids = sorted({e.metadata["document_id"] for e in evidence})
+            if result_id.startswith("entity:"):
+                entity = entities[fact_id]
+                text = f"{entity.name} ({entity.type}): {entity.description}" if entity.description else f"{entity.name} ({entity.type})"
+                results.append(QueryResult(
+                    id=result_id, text=text, score=score, kind="entity",
+                    metadata={"similarity": float(similarity), "evidence_relevance": best_evidence,
+                              "entity_id": fact_id, "name": entity.name, "type": entity.type, "description": entity.description,
+                              "attributes": dict(entity.attributes), "aliases": list(entity.aliases),
+                              "document_ids": document_ids, **entity_scores[fact_id][1]},
+                    evidence=evidence, sources=(GRAPH_SEARCH_MODE,),
+                ))
                 continue
-            text = f"{entity.name} ({entity.type}): {entity.description}" if entity.description else f"{entity.name} ({entity.type})"
-            results.append(QueryResult(
-                id=result_id, text=text, score=ranked(score, best_evidence), kind="entity",
-                metadata={"similarity": float(score), "evidence_relevance": best_evidence,
-                          "entity_id": entity_id, "name": entity.name, "type": entity.type, "description": entity.description,
-                          "attributes": dict(entity.attributes), "aliases": list(entity.aliases),
-                          "document_ids": sorted({e.metadata["document_id"] for e in evidence}), **extra},
-                evidence=evidence, sources=(GRAPH_SEARCH_MODE,),
-            ))
-        for relation_id, score in relation_scores.items():
-            relation = relations[relation_id]
-            result_id = f"relation:{relation_id}"
-            evidence, best_evidence = evidence_for(result_id, relation_evidence.get(relation_id, []))
-            if request.filters and best_evidence is None:
-                continue
+            relation = relations[fact_id]
             source, target = names.get(relation.source_id, relation.source_id), names.get(relation.target_id, relation.target_id)
             text = f"{source} —{relation.name or relation.type}→ {target}"
             if relation.description:
                 text += f": {relation.description}"
             results.append(QueryResult(
-                id=result_id, text=text, score=ranked(score, best_evidence), kind="relation",
-                metadata={"similarity": float(score), "evidence_relevance": best_evidence,
-                          "relation_id": relation_id, "type": relation.type, "name": relation.name, "description": relation.description,
+                id=result_id, text=text, score=score, kind="relation",
+                metadata={"similarity": float(similarity), "evidence_relevance": best_evidence,
+                          "relation_id": fact_id, "type": relation.type, "name": relation.name, "description": relation.description,
                           "source_id": relation.source_id, "source": source, "target_id": relation.target_id, "target": target,
-                          "document_ids": sorted({e.metadata["document_id"] for e in evidence}), "hop": 0},
+                          "document_ids": document_ids, "hop": 0},
                 evidence=evidence, sources=(GRAPH_SEARCH_MODE,),
             ))
-        results.sort(key=lambda r: (-r.score, r.id))
-        return QueryResponse(results=results[:top_k], metadata={"candidates": len(results)})
+        return QueryResponse(results=results, metadata={"candidates": len(candidates)})
