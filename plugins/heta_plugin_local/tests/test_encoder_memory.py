@@ -65,3 +65,60 @@ def test_a_call_of_many_passes_releases_freed_memory_after_each_pass(minilm, mon
     released.clear()
     minilm._encode_now(["one query"])  # a query is too small to be worth a trim
     assert released == []
+
+
+def test_contended_says_whether_a_caller_waited_for_another_call_lately(monkeypatch):
+    import heta_plugin_local.batching as batching
+
+    running, release = threading.Event(), threading.Event()
+
+    def held(texts):
+        running.set()
+        release.wait(10)
+        return np.zeros((len(texts), 1), dtype=np.float32)
+
+    encoder = CombiningEncoder(held)
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(encoder.encode, ["first"])
+        assert running.wait(10)
+        assert not encoder.contended()  # the first caller found the model free
+        second = pool.submit(encoder.encode, ["second"])  # arrives while the first call runs: it waits
+        while not encoder.contended():
+            pass
+        release.set()
+        first.result(), second.result()
+    assert encoder.contended()
+    monkeypatch.setattr(batching, "CONTENTION_MEMORY_S", 0.0)  # the moment is past the memory
+    assert not encoder.contended()
+    one_at_a_time = CombiningEncoder(lambda texts: np.zeros((len(texts), 1), dtype=np.float32))
+    for n in range(5):
+        one_at_a_time.encode([f"query {n}"])
+    assert not one_at_a_time.contended()
+
+
+@pytest.mark.parametrize(
+    ("contended", "texts", "option", "threads"),
+    [
+        (False, 1, None, "default"),  # a query alone: every core
+        (True, 1, None, 1),  # queries waiting for each other: one thread each call
+        (True, 16, None, 1),
+        (True, 17, None, "default"),  # bigger than queries: a build's batch keeps every core
+        (True, 1, 2, 2),  # an explicit threads option is always obeyed
+    ],
+)
+def test_query_sized_calls_run_on_one_torch_thread_while_callers_contend(minilm, monkeypatch, contended, texts, option, threads):
+    import torch
+    from heta_plugin_local.embedding import default_torch_threads
+
+    default = default_torch_threads()
+    model = minilm.model()
+    seen: list[int] = []
+    encode = model.encode
+    monkeypatch.setattr(model, "encode", lambda batch: (seen.append(torch.get_num_threads()), encode(batch))[1])
+    monkeypatch.setattr(CombiningEncoder, "contended", lambda self: contended)
+    monkeypatch.setattr(minilm, "threads", option)
+    try:
+        minilm._encode_now([f"question {n}" for n in range(texts)])
+    finally:
+        torch.set_num_threads(default)
+    assert seen and set(seen) == {default if threads == "default" else threads}

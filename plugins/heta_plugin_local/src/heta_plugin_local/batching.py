@@ -8,6 +8,10 @@ every text waiting when it is free, runs them in one model call and hands each
 caller its rows. While a call runs, the next callers queue up for the one after.
 One model call at a time means torch's thread pool is never oversubscribed.
 
+``contended()`` tells the model's owner whether callers have been waiting for each
+other lately (a server answering several queries at once), which the local client
+uses to run small calls on one torch thread (``LocalEmbeddingClient``).
+
 Every model call runs on that one thread, whoever asks: called from whichever
 worker thread asked, torch's activations were allocated in that thread's malloc
 arena and each arena kept its freed blocks (at 1,000 chunks the process held
@@ -17,12 +21,15 @@ arena and each arena kept its freed blocks (at 1,000 chunks the process held
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 #: texts one combined call takes at most; the rest wait for the next call (a build's big batches are not merged)
 MAX_COMBINED_TEXTS = 256
+#: seconds after a caller last had to wait for another's model call during which ``contended()`` says so
+CONTENTION_MEMORY_S = 1.0
 
 
 class _Job:
@@ -44,12 +51,19 @@ class CombiningEncoder:
         self._has_work = threading.Condition()  # guards _waiting and _worker
         self._model_lock = threading.Lock()  # held while a model call runs
         self._worker: threading.Thread | None = None
+        self._contended_at = float("-inf")
         #: model calls made (a test counts them)
         self.calls = 0
+
+    def contended(self) -> bool:
+        """Whether a caller had to wait for another caller's model call in the last ``CONTENTION_MEMORY_S`` seconds."""
+        return time.monotonic() - self._contended_at < CONTENTION_MEMORY_S
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         job = _Job(texts)
         with self._has_work:
+            if self._waiting or self._model_lock.locked():
+                self._contended_at = time.monotonic()
             self._waiting.append(job)
             if self._worker is None or not self._worker.is_alive():  # first use, or a forked child (no threads)
                 self._worker = threading.Thread(target=self._serve, name="heta-encoder", daemon=True)

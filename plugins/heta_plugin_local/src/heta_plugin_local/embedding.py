@@ -37,6 +37,27 @@ def set_torch_threads(threads: int | None) -> None:
         torch.set_num_threads(threads)
 
 
+_default_threads: list[int] = []
+
+
+def default_torch_threads() -> int:
+    """torch's thread count as the process had it before this plugin first changed it (one per core by default)."""
+    if not _default_threads:
+        import torch
+
+        _default_threads.append(torch.get_num_threads())
+    return _default_threads[0]
+
+
+#: calls of at most this many texts (queries, not a build's batches) run on one torch thread while callers contend
+#: (CombiningEncoder.contended) and the client has no ``threads`` option. Two threads help one query alone
+#: (vector_search 9.5 ms against 11.5-11.8 on one, 10k bench), but beside other queries the second thread's
+#: OpenMP spin between and after passes burned CPU the other queries' FAISS scans and Python needed: 31-36% of
+#: the process's CPU time was in libgomp with 8 graph queries in flight, and on one thread heta_graph_search
+#: answered 73 queries/s against 58 (2 cores)
+ONE_THREAD_CALL_TEXTS = 16
+
+
 def _offline() -> None:
     # never reach a hub: the weights are on disk or the load fails
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -126,7 +147,8 @@ class LocalEmbeddingClient:
 
     Concurrent ``embed`` calls (several queries at once) are merged into one model
     call (``heta_plugin_local.batching``), so torch's threads are never
-    oversubscribed and the default of one thread per core stays right under load.
+    oversubscribed. Without ``threads``, a query-sized call made while callers
+    contend runs on one thread (``ONE_THREAD_CALL_TEXTS``), others on torch's default.
     """
 
     def __init__(self, model_name: str, folder: Path, *, batch_size: int = 32, device: str = "cpu", threads: int | None = None,
@@ -163,6 +185,9 @@ class LocalEmbeddingClient:
 
     def _encode_now(self, texts: Sequence[str]) -> np.ndarray:
         model = self.model()
+        if self.threads is None:
+            busy = len(texts) <= ONE_THREAD_CALL_TEXTS and self.encoder.contended()
+            set_torch_threads(1 if busy else default_torch_threads())
         out: np.ndarray | None = None
         for rows in token_budget_batches(texts, self.batch_size):
             vectors = model.encode([texts[i] for i in rows])
