@@ -27,7 +27,7 @@ COMPONENT_TITLES = {
     "graph_scaling": "heta_graph_search without the model on a small and a large graph, exact and HNSW graph collections — `python bench/bench_graph_scaling.py`",
     "vector_backends": "FAISS HNSW against pgvector HNSW and Milvus Lite on the same vectors, up to 1M — `python bench/bench_vector_backends.py`",
     "remote_embedding": "Remote embedding at 200 ms per call: throughput by the concurrency option — `python bench/bench_remote_embedding.py`",
-    "encoder_beside_python": "The local encoder traced (TorchScript) against eager, alone and beside a busy Python thread — `python bench/bench_encoder_beside_python.py`",
+    "encoder_beside_python": "The local encoder traced (TorchScript) against eager, alone and beside busy Python — `python bench/bench_encoder_beside_python.py`",
     "ocr": "OCR fallback (heta-plugin-ocr, RapidOCR) on generated scanned pages: seconds per page, character accuracy — `python bench/bench_ocr.py`",
 }
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
+from heta_framework.common.threads import in_thread
 from heta_framework.common.validators import number, positive_whole_number
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, model_ref, store_ref
 from heta_plugin_graph.llm.cache import StateLlmCache
@@ -65,7 +66,7 @@ class DetectCommunities:
             persist.save_detection(objects, change.detection)
             return change
 
-        change = await asyncio.to_thread(work)
+        change = await in_thread(work)  # the detection is dropped with the step, not kept by a finished future
         summary = {
             "communities": len(change.detection.communities),
             "levels": 1 + max((c.level for c in change.detection.communities), default=-1),
@@ -135,7 +136,7 @@ class CommunityReports:
 
     async def _report(self, context: Any, caller: JsonLlmCaller | None) -> dict[str, Any]:
         graph, objects = context.store("graph"), context.store("objects")
-        detection, stored = await asyncio.to_thread(lambda: (persist.load_detection(objects), persist.load_reports(objects)))
+        detection, stored = await in_thread(lambda: (persist.load_detection(objects), persist.load_reports(objects)))
         communities = detection.communities
         wanted_source = "language_model" if caller is not None else "extractive"
 
@@ -149,7 +150,7 @@ class CommunityReports:
         todo = [c for c in communities if not up_to_date(c)]
 
         async def one(community: Community) -> tuple[str, dict[str, Any]]:
-            material = await asyncio.to_thread(reports.community_material, graph, community)
+            material = await in_thread(reports.community_material, graph, community)
             report, source = None, "extractive"
             if caller is not None and material.entities:
                 outcome = await caller.call(
