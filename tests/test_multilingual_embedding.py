@@ -21,7 +21,7 @@ DOCUMENTS = {
 }
 
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+in_module_loop = pytest.mark.asyncio(loop_scope="module")  # the async tests share the module-scoped knowledge base
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -36,6 +36,7 @@ async def e5_kb(tmp_path_factory):
     kb.close()
 
 
+@in_module_loop
 @pytest.mark.parametrize(
     ("question", "answer"),
     [
@@ -50,6 +51,7 @@ async def test_questions_find_their_document_across_languages(e5_kb, question, a
     assert response.results[0].document_id == answer
 
 
+@in_module_loop
 async def test_the_query_is_embedded_as_a_query_and_the_chunks_as_passages(e5_kb):
     question = "Which volcano is active in Sicily?"
     best = (await e5_kb.query(question, mode="vector_search", top_k=1)).results[0]
