@@ -176,7 +176,8 @@ class WhooshTextIndex:
         terms = self.terms(text)
         if not terms:
             return []
-        return [(chunk_from_record(chunk_id, text, record), score) for chunk_id, text, record, score in self._rows(terms, filter_groups(filters), top_k)]
+        rows = self._rows(terms, filter_groups(filters), top_k)
+        return [(chunk_from_record(chunk_id, chunk_text, record), score) for chunk_id, chunk_text, record, score in rows]
 
     def _rows(self, terms: list[str], groups: list[list[str]], top_k: int) -> list[HitRow]:
         if self._helpers is None:
