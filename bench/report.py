@@ -28,6 +28,7 @@ COMPONENT_TITLES = {
     "vector_backends": "FAISS HNSW against pgvector HNSW and Milvus Lite on the same vectors, up to 1M — `python bench/bench_vector_backends.py`",
     "remote_embedding": "Remote embedding at 200 ms per call: throughput by the concurrency option — `python bench/bench_remote_embedding.py`",
     "encoder_beside_python": "The local encoder traced (TorchScript) against eager, alone and beside busy Python — `python bench/bench_encoder_beside_python.py`",
+    "composed_turns": "Composed modes against their slowest base mode, taking turns query by query — `python bench/bench_composed_turns.py`",
     "ocr": "OCR fallback (heta-plugin-ocr, RapidOCR) on generated scanned pages: seconds per page, character accuracy — `python bench/bench_ocr.py`",
 }
 
