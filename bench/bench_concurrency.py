@@ -52,8 +52,7 @@ async def throughput(kb, mode: str, texts: Sequence[str], rounds: int) -> tuple[
 
         await asyncio.gather(*(one(text) for text in part))
 
-    await kb.query(texts[0], mode=mode, top_k=DEPTH)  # warm-up
-    await warm_for_concurrency(kb, mode, texts, WIDTH, DEPTH)
+    await warm_for_concurrency(kb, mode, texts, WIDTH, DEPTH)  # the warm-up too
     seconds = {"sequential": 0.0, "concurrent": 0.0}
     size = max(1, len(texts) // rounds)
     for round_number, start in enumerate(range(0, size * rounds, size)):

@@ -162,7 +162,6 @@ class HelperSearches:
                 log.warning("could not start a full-text helper process (%s); searches run in this process", exc)
                 return
             helper = _Helper(process)
-            assert process.stdout is not None
             ready = _read_line_within(process, START_TIMEOUT_S)
             if ready != "ready\n":
                 helper.stop()

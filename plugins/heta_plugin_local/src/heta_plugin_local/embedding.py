@@ -8,6 +8,7 @@ loading weights is the slow part.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import threading
 from collections.abc import Sequence
@@ -37,16 +38,12 @@ def set_torch_threads(threads: int | None) -> None:
         torch.set_num_threads(threads)
 
 
-_default_threads: list[int] = []
-
-
+@functools.cache
 def default_torch_threads() -> int:
     """torch's thread count as the process had it before this plugin first changed it (one per core by default)."""
-    if not _default_threads:
-        import torch
+    import torch
 
-        _default_threads.append(torch.get_num_threads())
-    return _default_threads[0]
+    return torch.get_num_threads()
 
 
 #: calls of at most this many texts (queries, not a build's batches) run on one torch thread while callers contend
