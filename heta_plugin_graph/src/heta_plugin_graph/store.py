@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 from heta_framework.common.sqlite import open_database
 from heta_framework.kb.graph_store import (  # the value types are core's, so other backends return the same ones
+    ChunkLink,
     GraphFacts,
     OrphanHandler,
     RemovedFacts,
@@ -76,6 +77,40 @@ CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
 """
 
 _BATCH = 500
+#: ``GraphStore.chunk_links`` in one statement: the link rows of the neighbourhood (rank 0: a seed's own evidence,
+#: keyed by the seed; 1: a touching relation's, by the relation; 2: a neighbour's, by the neighbour), counted per
+#: chunk; then the first link of each chunk kept. CROSS JOIN keeps SQLite's order (the few facts first, then their
+#: evidence by primary key) and ``+fact_kind`` keeps it off the kind index: without them it walked every
+#: relation's evidence and took twice as long
+_CHUNK_LINKS = """
+WITH
+ seeds(id) AS (
+   SELECT DISTINCT fact_id FROM evidence
+   WHERE chunk_id IN (SELECT value FROM json_each(:chunks)) AND +fact_kind = 'entity'
+     AND document_id IN (SELECT value FROM json_each(:documents))),
+ touching(id, seed, other) AS (
+   SELECT id, source_id, target_id FROM relations WHERE source_id IN seeds
+   UNION ALL
+   SELECT id, target_id, source_id FROM relations WHERE target_id IN seeds AND source_id NOT IN seeds),
+ neighbours(id, seed, relation) AS (  -- SQLite takes the bare columns from the row MIN() chose
+   SELECT other, seed, MIN(id) FROM touching WHERE other NOT IN seeds GROUP BY other),
+ links(chunk_id, rank, key, entity, relation) AS (
+   SELECT chunk_id, 0, fact_id, fact_id, '' FROM evidence WHERE fact_kind = 'entity' AND fact_id IN seeds
+   UNION ALL
+   SELECT e.chunk_id, 1, t.id, t.seed, t.id FROM touching t
+     CROSS JOIN evidence e ON e.fact_kind = 'relation' AND e.fact_id = t.id
+   UNION ALL
+   SELECT e.chunk_id, 2, n.id, n.seed, n.relation FROM neighbours n
+     CROSS JOIN evidence e ON e.fact_kind = 'entity' AND e.fact_id = n.id),
+ top AS (
+   SELECT chunk_id, COUNT(*) AS n FROM links WHERE chunk_id NOT IN (SELECT value FROM json_each(:chunks))
+   GROUP BY chunk_id ORDER BY n DESC, chunk_id LIMIT :limit),
+ firsts AS (
+   SELECT chunk_id, entity, relation, ROW_NUMBER() OVER (PARTITION BY chunk_id ORDER BY rank, key) AS place
+   FROM links WHERE chunk_id IN (SELECT chunk_id FROM top))
+SELECT top.chunk_id, top.n, firsts.entity, firsts.relation FROM top JOIN firsts ON firsts.chunk_id = top.chunk_id AND firsts.place = 1
+ORDER BY top.n DESC, top.chunk_id
+"""
 
 
 @attrs.frozen
@@ -285,6 +320,15 @@ class SQLiteGraphStore:
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         rows = self._select("SELECT id, document_id, text, metadata FROM chunks WHERE id IN ({marks})", ids)
         return {r[0]: StoredChunk(r[0], r[1], r[2], json.loads(r[3])) for r in rows}
+
+    def chunk_links(self, chunk_ids: Sequence[str], document_ids: Sequence[str], limit: int) -> list[ChunkLink]:
+        """The chunks one hop from ``chunk_ids`` (``GraphStore``, "Optional"), counted in SQLite."""
+        if not chunk_ids or not document_ids or limit < 1:
+            return []
+        params = {"chunks": json.dumps(list(chunk_ids)), "documents": json.dumps(list(document_ids)), "limit": limit}
+        with self._lock:
+            rows = self._db.execute(_CHUNK_LINKS, params).fetchall()
+        return [ChunkLink(*row) for row in rows]
 
     def facts_of_documents(self, document_ids: Sequence[str]) -> tuple[set[str], set[str]]:
         """(entity ids, relation ids) with evidence in these documents."""

@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 # the other slots' contracts live in their own modules; one import path for all of them
-from heta_framework.kb.graph_store import GraphStore, RemovedFacts, StoredChunk, StoredEntity, StoredRelation
+from heta_framework.kb.graph_store import ChunkLink, GraphStore, RemovedFacts, StoredChunk, StoredEntity, StoredRelation
 from heta_framework.kb.sql_store import SQLStore
 from heta_framework.kb.text_index import TextIndexStore
 
@@ -145,6 +145,7 @@ class VectorStoreProtocol(Protocol):
 
 
 __all__ = [
+    "ChunkLink",
     "GraphStore",
     "ObjectStoreProtocol",
     "RemovedFacts",

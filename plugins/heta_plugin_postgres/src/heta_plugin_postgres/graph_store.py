@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 import psycopg
 from heta_framework.kb.graph_store import (
+    ChunkLink,
     GraphFacts,
     OrphanHandler,
     RemovedFacts,
@@ -55,6 +56,41 @@ _SCHEMA = (
     "metadata jsonb NOT NULL)"),
     "CREATE INDEX IF NOT EXISTS graph_chunks_document ON {chunks} (document_id)",
 )
+
+
+#: ``GraphStore.chunk_links`` in one statement (sqlite_graph's, in PostgreSQL's words): the link rows of the
+#: neighbourhood (rank 0: a seed's own evidence, keyed by the seed; 1: a touching relation's, by the relation;
+#: 2: a neighbour's, by the neighbour), counted per chunk, then each chunk's first link. COLLATE "C" orders ids by
+#: code point, as Python and SQLite do, whatever the database's collation
+_CHUNK_LINKS = """
+WITH
+ seeds AS (
+   SELECT DISTINCT fact_id AS id FROM {evidence}
+   WHERE chunk_id = ANY(%(chunks)s) AND fact_kind = 'entity' AND document_id = ANY(%(documents)s)),
+ touching AS (
+   SELECT id, source_id AS seed, target_id AS other FROM {relations} WHERE source_id IN (SELECT id FROM seeds)
+   UNION ALL
+   SELECT id, target_id, source_id FROM {relations}
+   WHERE target_id IN (SELECT id FROM seeds) AND source_id NOT IN (SELECT id FROM seeds)),
+ neighbours AS (
+   SELECT DISTINCT ON (other) other AS id, seed, id AS relation FROM touching
+   WHERE other NOT IN (SELECT id FROM seeds) ORDER BY other, id COLLATE "C"),
+ links AS (
+   SELECT chunk_id, 0 AS rank, fact_id AS key, fact_id AS entity, text '' AS relation FROM {evidence}
+   WHERE fact_kind = 'entity' AND fact_id IN (SELECT id FROM seeds)
+   UNION ALL
+   SELECT e.chunk_id, 1, t.id, t.seed, t.id FROM touching t JOIN {evidence} e ON e.fact_kind = 'relation' AND e.fact_id = t.id
+   UNION ALL
+   SELECT e.chunk_id, 2, n.id, n.seed, n.relation FROM neighbours n JOIN {evidence} e ON e.fact_kind = 'entity' AND e.fact_id = n.id),
+ top AS (
+   SELECT chunk_id, count(*) AS n FROM links WHERE NOT chunk_id = ANY(%(chunks)s)
+   GROUP BY chunk_id ORDER BY n DESC, chunk_id COLLATE "C" LIMIT %(limit)s),
+ firsts AS (
+   SELECT DISTINCT ON (chunk_id) chunk_id, entity, relation FROM links
+   WHERE chunk_id IN (SELECT chunk_id FROM top) ORDER BY chunk_id, rank, key COLLATE "C")
+SELECT top.chunk_id, top.n, firsts.entity, firsts.relation FROM top JOIN firsts USING (chunk_id)
+ORDER BY top.n DESC, top.chunk_id COLLATE "C"
+"""
 
 
 @attrs.frozen
@@ -250,6 +286,15 @@ class PostgresGraphStore:
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         rows = self._rows("SELECT id, document_id, text, metadata FROM {chunks} WHERE id = ANY(%s)", _distinct(ids))
         return {r[0]: StoredChunk(r[0], r[1], r[2], r[3]) for r in rows}
+
+    def chunk_links(self, chunk_ids: Sequence[str], document_ids: Sequence[str], limit: int) -> list[ChunkLink]:
+        """The chunks one hop from ``chunk_ids`` (``GraphStore``, "Optional"), counted by the server."""
+        if not chunk_ids or not document_ids or limit < 1:
+            return []
+        params = {"chunks": _distinct(chunk_ids), "documents": _distinct(document_ids), "limit": limit}
+        with self._database.connection() as conn:
+            rows = conn.execute(self._sql(_CHUNK_LINKS), params).fetchall()
+        return [ChunkLink(chunk_id, int(count), entity, relation) for chunk_id, count, entity, relation in rows]
 
     def facts_of_documents(self, document_ids: Sequence[str]) -> tuple[set[str], set[str]]:
         """(entity ids, relation ids) with evidence in these documents (as ``sqlite_graph`` offers)."""

@@ -216,7 +216,7 @@ async def _related(context: QueryContext, results: list[QueryResult], limit: int
         ))
         return []
     graph = context.get_component(tables.store)
-    if not hasattr(graph, "facts_of_documents"):
+    if not (hasattr(graph, "chunk_links") or hasattr(graph, "facts_of_documents")):
         issues.append(query_issue(
             "memory_related_unavailable",
             f"The graph store {type(graph).__name__} cannot list the facts of documents, so related is empty.",

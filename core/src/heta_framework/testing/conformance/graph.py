@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 import pytest
 
-from heta_framework.kb.stores import GraphStore, RemovedFacts, StoredChunk, StoredEntity, StoredRelation
+from heta_framework.kb.graph_links import chunk_links_from_reads
+from heta_framework.kb.stores import ChunkLink, GraphStore, RemovedFacts, StoredChunk, StoredEntity, StoredRelation
 from heta_framework.testing.conformance.base import StoreSuiteBase, assert_relative_inside, run_in_threads
 from heta_framework.testing.conformance.samples import HOSTILE_STRINGS, UNICODE_TEXTS
 
@@ -74,6 +76,20 @@ def small_graph() -> Draft:
             Relation("bob-acme", "bob", "acme", "works_at", "works at", "Bob works at Acme.", evidence("b:1")),
         ),
     )
+
+
+def tangled_graph(seed: int = 7) -> Draft:
+    """Entities with plain, hostile and non-Latin ids, related at random, with evidence in 15 chunks of 5
+    documents: many ties in link counts and several paths to a chunk (``chunk_links``' ordering rules)."""
+    rng = random.Random(seed)
+    ids = [f"e{i:02d}" for i in range(24)] + list(HOSTILE_STRINGS) + list(UNICODE_TEXTS.values())
+    chunks = [Evidence(f"d{d} chunk {c}", f"d{d}") for d in range(5) for c in range(3)]
+    entities = tuple(Entity(i, f"name {n}", evidence=tuple(rng.sample(chunks, rng.randint(1, 3)))) for n, i in enumerate(ids))
+    relations = tuple(
+        Relation(f"r{n:03d} {source}", source, target, evidence=tuple(rng.sample(chunks, rng.randint(1, 2))))
+        for n in range(70) for source, target in [rng.sample(ids, 2)]
+    )
+    return Draft(entities, relations)
 
 
 class GraphStoreSuite(StoreSuiteBase):
@@ -243,3 +259,34 @@ class GraphStoreSuite(StoreSuiteBase):
 
         expected = [read(i) for i in range(12)]
         assert run_in_threads(read, 12) == expected
+
+    # --- the optional chunk_links (memory_search's related) ----------------------------------
+
+    def test_chunk_links_count_one_hop(self, store):
+        if not hasattr(store, "chunk_links"):
+            pytest.skip("chunk_links is optional: heta_framework.kb.graph_links reads the store instead")
+        self.write(store, small_graph())
+        # from a:1, the seeds are alice and bob; b:1 is bob's evidence, bob-acme's and acme's (bob's neighbour)
+        assert store.chunk_links(["a:1"], ["a"], 10) == [ChunkLink("b:1", 3, "bob", "")]
+        # from b:1, the seeds are acme and bob; a:1 is bob's evidence, alice-bob's and alice's
+        assert store.chunk_links(["b:1"], ["b"], 10) == [ChunkLink("a:1", 3, "bob", "")]
+        assert store.chunk_links(["a:1", "b:1"], ["a", "b"], 10) == []  # every linked chunk is a result
+        assert store.chunk_links(["a:1"], ["a"], 0) == [] and store.chunk_links(["nowhere:1"], ["nowhere"], 10) == []
+
+    def test_chunk_links_equal_the_reads_answer(self, store):
+        if not (hasattr(store, "chunk_links") and hasattr(store, "facts_of_documents")):
+            pytest.skip("chunk_links and facts_of_documents are optional")
+        draft = tangled_graph()
+        self.write(store, draft)
+        document_of = {e.chunk_id: e.document_id for fact in (*draft.entities, *draft.relations) for e in fact.evidence}
+        rng = random.Random(3)
+        checked = 0
+        for size in (1, 2, 4):
+            for _ in range(4):
+                chosen = rng.sample(sorted(document_of), size)
+                documents = sorted({document_of[c] for c in chosen})
+                for limit in (1, 4, 50):
+                    expected = chunk_links_from_reads(store, chosen, documents, limit)
+                    assert store.chunk_links(chosen, documents, limit) == expected
+                    checked += bool(expected)
+        assert checked > 20  # the sample reaches other chunks: the comparison is not of empty lists
