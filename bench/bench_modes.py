@@ -26,7 +26,7 @@ Stages, each in its own process so its peak memory is its own:
 
 Writes bench/results/modes.json.
 
-    python bench/bench_modes.py --work /tmp/bm              # everything, ~20 minutes on 2 cores; keep the KBs
+    python bench/bench_modes.py --work /tmp/bm              # every stage, ~25 minutes on 2 cores; keep the KBs
     python bench/bench_modes.py --queries 200 --skip-100k   # a quick look
     python bench/bench_modes.py --work /tmp/bm --only query-10k query-100k   # the query path again, same KBs
 """
@@ -491,10 +491,12 @@ def main() -> None:
     # only a full run replaces the committed results; a quick look writes beside the knowledge bases
     full_run = not (args.articles or args.skip_100k or args.queries != DEFAULT_QUERIES)
     if args.only:
-        # the other stages keep the numbers of the run that made these knowledge bases
+        # the other stages keep their numbers (`make bench` runs the 10k stages, `run_all.py --all` the 100k ones too)
         previous = RESULTS / "modes.json" if full_run else work / "modes.json"
-        result = json.loads(previous.read_text())
-        result.setdefault("rerun_stages", {}).update({stage: time.strftime("%Y-%m-%d") for stage in stages})
+        if previous.exists():
+            result = {**json.loads(previous.read_text()), "recipe": result["recipe"], "embedding": EMBEDDING}
+            result.setdefault("stages", {})
+            result.setdefault("measured_on", {}).update(result.pop("rerun_stages", {}))  # its name before
 
     def save() -> Path:
         if full_run:
@@ -514,6 +516,7 @@ def main() -> None:
                     check=True,
                 )
             result["stages"][stage] = {**json.loads((work / f"{stage}.json").read_text()), "stage_seconds": round(t.seconds, 1)}
+            result.setdefault("measured_on", {})[stage] = time.strftime("%Y-%m-%d")
             print(f"   {stage} took {t.seconds:.0f} s", flush=True)
             save()  # a run cut short still leaves its numbers
     finally:

@@ -80,10 +80,10 @@ def _modes_sections(data: dict) -> list[str]:
         "Raw libraries ran on the knowledge base's own chunk texts, in the same run (`bench/raw.py`).",
         "",
     ]
-    reruns = data.get("rerun_stages", {})
-    if reruns:
-        lines += ["Stages measured again on the same knowledge bases (`bench_modes.py --only`): "
-                  + ", ".join(f"`{stage}` on {day}" for stage, day in reruns.items()) + ".", ""]
+    measured = data.get("measured_on", {})
+    if measured:
+        lines += ["When each stage was last measured (`make bench` runs the 10k tier, `--all` the 100k tier too): "
+                  + ", ".join(f"`{stage}` on {day}" for stage, day in measured.items()) + ".", ""]
     quality = raw10.get("quality", {})
     modes10 = query10.get("modes", {})
     if modes10:
@@ -325,7 +325,10 @@ def render(log: dict[str, dict]) -> str:
     ]
     if log:
         lines += _table(["script", "status", "seconds"], [[name, entry["status"], _fmt(entry.get("seconds"))] for name, entry in log.items()])
-        lines += [f"`make bench` took {_fmt(sum(entry.get('seconds', 0) for entry in log.values()) / 60)} minutes.", ""]
+        suite = sum(entry.get("seconds", 0) for entry in log.values() if entry.get("suite", True))
+        larger = sum(entry.get("seconds", 0) for entry in log.values() if not entry.get("suite", True))
+        note = f"; the larger runs of `--all` {_fmt(larger / 60)} more." if larger else "."
+        lines += [f"`make bench` (the suite) took {_fmt(suite / 60)} minutes{note}", ""]
     modes = _load("modes")
     if modes:
         lines += _modes_sections(modes)

@@ -4,8 +4,9 @@ Each script measures Heta beside the raw library doing the same work and writes
 its own JSON; this file only orchestrates (bench/report.py renders). A script
 that fails is reported in the page rather than hidden.
 
-    python bench/run_all.py            # the suite: under 20 minutes on 2 cores
-    python bench/run_all.py --all      # also the component benchmarks (1M vectors, both full-text backends, LLM graph calls)
+    python bench/run_all.py            # the suite, the 10k tier: under 20 minutes on 2 cores
+    python bench/run_all.py --all      # also the larger runs: the 100k tier, 1M vectors, both full-text backends,
+                                       # LLM graph calls, four languages
     python bench/run_all.py --render   # only rebuild docs/benchmarks.md from existing results
 """
 
@@ -26,48 +27,55 @@ from report import render  # noqa: E402
 PAGE = BENCH.parent / "docs" / "benchmarks.md"
 RUN_LOG = BENCH / "results" / "run_log.json"
 
-#: script -> arguments. The suite: quality, throughput, latency and memory of every mode at 10k and 100k chunks;
-#: then every mode's quality through `heta eval` on the 10k knowledge base bench_modes kept in the working folder
-#: ({work} is replaced by a temporary folder, removed at the end)
-SUITE = {
-    "bench_modes.py": ["--work", "{work}"],
-    "bench_eval.py": ["--work", "{work}"],
-}
-#: one plugin each, longer or about another issue: the vector store at 1M vectors, Whoosh against tantivy,
+#: (label, script, arguments). The suite: quality, throughput, latency and memory of every mode on the 10k
+#: knowledge base; then every mode's quality through `heta eval` on it ({work} is replaced by a temporary folder,
+#: removed at the end). bench_modes.py records each stage apart, so the 100k tier of an earlier --all run keeps its
+#: numbers (the page says when each stage was measured)
+SUITE = (
+    ("bench_modes.py (10k)", "bench_modes.py", ["--work", "{work}", "--only", "build-10k", "raw-10k", "query-10k"]),
+    ("bench_eval.py", "bench_eval.py", ["--work", "{work}"]),
+)
+#: the larger runs, with --all: the 100k tier (its embedding cache is seeded from the suite's 10k knowledge base),
+#: then one plugin each, longer or about another issue: the vector store at 1M vectors, Whoosh against tantivy,
 #: the graph's LLM-call economics against a scripted server (its nlp extractor is measured by bench_modes)
-COMPONENTS = {
-    "bench_vector.py": [],
-    "bench_fulltext.py": [],
-    "bench_graph.py": ["--skip-offline"],
-    "bench_big_document.py": [],
+LARGER = (
+    # ~5.5 minutes: parsing, splitting and indexing 100k chunks, and the raw libraries doing the same
+    ("bench_modes.py (100k)", "bench_modes.py", ["--work", "{work}", "--only", "build-100k", "raw-100k", "query-100k"]),
+    ("bench_vector.py", "bench_vector.py", []),
+    ("bench_fulltext.py", "bench_fulltext.py", []),
+    ("bench_graph.py", "bench_graph.py", ["--skip-offline"]),
+    ("bench_big_document.py", "bench_big_document.py", []),
     # heta-plugin-ocr: seconds per generated scanned page and character accuracy
-    "bench_ocr.py": [],
+    ("bench_ocr.py", "bench_ocr.py", []),
     # English, French, Spanish (1,000 articles each) and the Chinese set: every analyzer, calibrated fusion, bm25s
-    "bench_multilingual.py": [],
-}
+    ("bench_multilingual.py", "bench_multilingual.py", []),
+)
 
 
-def run_scripts(scripts: dict[str, list[str]], work: Path) -> dict[str, dict]:
+def run_scripts(scripts: tuple[tuple[str, str, list[str]], ...], work: Path, suite: bool) -> dict[str, dict]:
     log: dict[str, dict] = {}
-    for script, args in scripts.items():
-        print(f"== {script}", flush=True)
+    for label, script, args in scripts:
+        print(f"== {label}", flush=True)
         started = time.perf_counter()
         result = subprocess.run([sys.executable, str(BENCH / script), *(a.format(work=work) for a in args)], check=False)
-        log[script] = {"status": "ok" if result.returncode == 0 else f"failed ({result.returncode})", "seconds": round(time.perf_counter() - started, 1)}
+        log[label] = {"status": "ok" if result.returncode == 0 else f"failed ({result.returncode})",
+                      "seconds": round(time.perf_counter() - started, 1), "suite": suite}
     return log
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--render", action="store_true", help="only render docs/benchmarks.md")
-    parser.add_argument("--all", action="store_true", help="also run the component benchmarks")
+    parser.add_argument("--all", action="store_true", help="also run the larger runs (the 100k tier, the component benchmarks)")
     args = parser.parse_args()
     if args.render:
         log = json.loads(RUN_LOG.read_text()) if RUN_LOG.exists() else {}
     else:
         work = Path(tempfile.mkdtemp(prefix="heta-bench-"))
         try:
-            log = run_scripts({**SUITE, **(COMPONENTS if args.all else {})}, work)
+            log = run_scripts(SUITE, work, suite=True)
+            if args.all:
+                log.update(run_scripts(LARGER, work, suite=False))
         finally:
             # ~200k small files: removing them takes half a minute that is no part of any measurement
             subprocess.Popen(["rm", "-rf", str(work)], start_new_session=True)
