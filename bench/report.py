@@ -264,10 +264,15 @@ def _multilingual_section(data: dict) -> list[str]:
         for mode in ("vector_search", "heta_graph_search", "hybrid_search", "heta_rerank_search", "heta_rerank_search (equal weights)"):
             put(f"`{mode}`".replace(" (equal weights)`", "` (plain RRF, equal weights)"), language, result.get("modes", {}).get(mode))
         put("*plain bm25s, the language's stop words*", language, result.get("raw", {}).get("bm25s"))
+        put("*plain RRF (k=60) of bm25s and raw MiniLM*", language, result.get("raw", {}).get("rrf_bm25s_minilm"))
     ordered = sorted(rows, key=lambda label: (not label.startswith("`sql"), not label.startswith("`full"), label.startswith("*")))
     lines += _table(["mode", *names], [[label, *rows[label]] for label in ordered])
     lines += ["`heta_rerank_search` minus its best base mode: " + ", ".join(
-        f"{n} {languages[n].get('rerank_minus_best_base', 0):+.3f}" for n in names) + ".", ""]
+        f"{n} {languages[n].get('rerank_minus_best_base', 0):+.3f}" for n in names) + "."]
+    if all("rerank_minus_raw_rrf" in languages[n] for n in names):
+        lines += ["`heta_rerank_search` minus plain RRF of bm25s and MiniLM: " + ", ".join(
+            f"{n} {languages[n]['rerank_minus_raw_rrf']:+.3f}" for n in names) + "."]
+    lines += [""]
     calibrated = [[n, f"`{mode}`", json.dumps(entry["fusion"].get("weights")), _fmt(entry["fusion"].get("calibration", {}).get("fused_mrr"), 3),
                    _fmt(entry["fusion"].get("calibration", {}).get("equal_weights_mrr"), 3)]
                   for n in names for mode in ("hybrid_search", "heta_rerank_search")
