@@ -52,6 +52,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import raw  # noqa: E402
+from bench_concurrency import throughput  # noqa: E402
 from common import (  # noqa: E402
     RESULTS,
     Timer,
@@ -65,7 +66,6 @@ from common import (  # noqa: E402
     percentiles_ms,
     ranked_documents,
     timed,
-    warm_for_concurrency,
     write_result,
 )
 
@@ -81,7 +81,7 @@ COMPOSED = ("hybrid_search", "heta_rerank_search")
 #: the modes that embed the query (their model calls per request are counted)
 EMBEDDING_MODES = ("vector_search", "heta_graph_search", *COMPOSED)
 BASE_MODES = ("sql_text_search", "full_text_search", "vector_search", "heta_graph_search")
-CONCURRENCY = 8  # queries in flight for the throughput comparison
+CONCURRENCY_ROUNDS = 4  # sequential and concurrent take turns, in alternating order (bench_concurrency.throughput)
 STAGES = ("build-10k", "raw-10k", "query-10k", "build-100k", "raw-100k", "query-100k")
 
 
@@ -400,7 +400,9 @@ async def query_stage(work: Path, tier: str, query_count: int) -> dict:
         print(f"  {tier} {mode:<20} without the model {json.dumps(without[mode])}", flush=True)
     out["without_model"] = without
     counted.precomputed = None  # concurrency is measured with the model, as a server would see it
-    out["concurrency"] = {mode: await concurrent_throughput(kb, mode, texts) for mode in kb.available_queries if mode in BASE_MODES}
+    # bench_concurrency.py's measure: rounds in alternating order (drift falls on both sides), rankings must match
+    out["concurrency"] = {mode: (await throughput(kb, mode, texts, rounds=CONCURRENCY_ROUNDS))[0]
+                          for mode in kb.available_queries if mode in BASE_MODES}
     for mode, row in out["concurrency"].items():
         print(f"  {tier} {mode:<20} 8 concurrent {json.dumps(row)}", flush=True)
     out["graph_size"] = graph_size(kb)
@@ -408,36 +410,6 @@ async def query_stage(work: Path, tier: str, query_count: int) -> dict:
     out["load_after"] = machine_load()
     out["peak_rss_mb"] = peak_memory_mb()
     return out
-
-
-async def concurrent_throughput(kb, mode: str, texts: Sequence[str], width: int = CONCURRENCY, rounds: int = 2) -> dict:
-    """Queries per second one after another and ``width`` at a time (asyncio.gather), taking turns in rounds."""
-    async def one_by_one(part):
-        for text in part:
-            await kb.query(text, mode=mode, top_k=DEPTH)
-
-    async def together(part):
-        gate = asyncio.Semaphore(width)
-
-        async def one(text):
-            async with gate:
-                await kb.query(text, mode=mode, top_k=DEPTH)
-
-        await asyncio.gather(*(one(text) for text in part))
-
-    await warm_for_concurrency(kb, mode, texts, width, DEPTH)
-    seconds = {"sequential": 0.0, "concurrent": 0.0}
-    size = max(1, len(texts) // rounds)
-    for start in range(0, size * rounds, size):
-        part = texts[start : start + size]
-        for label, run in (("sequential", one_by_one), ("concurrent", together)):
-            started = time.perf_counter()
-            await run(part)
-            seconds[label] += time.perf_counter() - started
-    done = size * rounds
-    sequential, concurrent = done / seconds["sequential"], done / seconds["concurrent"]
-    return {"queries": done, "sequential_qps": round(sequential, 1), f"concurrent_{width}_qps": round(concurrent, 1),
-            "speedup": round(concurrent / sequential, 2)}
 
 
 def graph_size(kb) -> dict:
