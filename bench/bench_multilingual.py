@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import raw  # noqa: E402
 from common import mrr_recall, peak_memory_mb, ranked_documents, write_result  # noqa: E402
 
 CHINESE_SET = Path(__file__).resolve().parent / "data" / "chinese_known_items.json"
@@ -176,19 +177,12 @@ def raw_dense(model: str, documents: Sequence[dict], queries: Sequence[tuple[str
     return [[documents[i]["id"] for i in row] for row in order]
 
 
-def rrf(*rankings: list[list[str]], k: float = 60.0) -> list[list[str]]:
-    fused = []
-    for rows in zip(*rankings):
-        scores: dict[str, float] = {}
-        for row in rows:
-            for rank, doc in enumerate(row):
-                scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank + 1)
-        fused.append(sorted(scores, key=lambda d: -scores[d])[:DEPTH])
-    return fused
+def rrf(*rankings: list[list[str]]) -> list[list[str]]:
+    """Per query, plain RRF (k=60) of the rankings given (bench/raw.py's, the fusion a user would write)."""
+    return [raw.rrf(rows) for rows in zip(*rankings)]
 
 
-def bm25s_quality(documents: Sequence[dict], queries: Sequence[tuple[str, str]], stopwords: str) -> dict:
-    rankings = bm25s_rankings(documents, queries, stopwords)
+def bm25s_quality(rankings: Sequence[Sequence[str]], queries: Sequence[tuple[str, str]], stopwords: str) -> dict:
     return {**mrr_recall(rankings, [g for _, g in queries]), "notes": f"whole articles, bm25s stop words {stopwords!r}" + (", jieba words" if stopwords == "zh" else "")}
 
 
@@ -232,10 +226,10 @@ async def language_run(language: str, settings: dict, work: Path, article_count:
     variants[f"sql_text_search [{settings['sql']}]"] = out["modes"]["sql_text_search"]
     variants[f"full_text_search [{settings['text']}]"] = out["modes"]["full_text_search"]
     out["analyzer_variants"] = variants
-    out["raw"] = {"bm25s": bm25s_quality(documents, queries, settings["bm25s"])}
+    bm25 = bm25s_rankings(documents, queries, settings["bm25s"])
+    out["raw"] = {"bm25s": bm25s_quality(bm25, queries, settings["bm25s"])}
     # the issue's other yardstick for the composed modes: plain RRF (k=60) of bm25s and the same dense model
-    gold = [g for _, g in queries]
-    out["raw"]["rrf_bm25s_minilm"] = mrr_recall(rrf(bm25s_rankings(documents, queries, settings["bm25s"]), raw_dense("minilm", documents, queries)), gold)
+    out["raw"]["rrf_bm25s_minilm"] = mrr_recall(rrf(bm25, raw_dense("minilm", documents, queries)), [g for _, g in queries])
     out["rerank_minus_raw_rrf"] = round(out["modes"]["heta_rerank_search"]["mrr@10"] - out["raw"]["rrf_bm25s_minilm"]["mrr@10"], 4)
     base = max(out["modes"][m]["mrr@10"] for m in ("hybrid_search", "full_text_search"))
     out["rerank_minus_best_base"] = round(out["modes"]["heta_rerank_search"]["mrr@10"] - base, 4)
