@@ -141,3 +141,153 @@ def test_every_distribution_has_the_one_layout(dist):
         folder = dist / "src" / package.replace(".", "/")
         assert (folder / "py.typed").is_file(), f"{folder.relative_to(ROOT)} has no py.typed"
         assert "py.typed" in package_data.get(package, []), f"{dist.name}: package-data must list py.typed for {package}"
+
+
+# --- no import cycle, and core in layers ------------------------------------------------------------
+#
+# Every import counts, the ones under ``if TYPE_CHECKING:`` and inside functions too: a reader follows
+# them all, and a cycle hidden behind a lazy import is still a cycle in the design.
+
+#: core's layers, bottom first: a module may import from its own layer and those below it. Packages in
+#: one layer are independent of each other (the builtin plugin and the runtime never import each other).
+#: docs/architecture.md draws the same table.
+CORE_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("heta_framework", "heta_framework.errors", "heta_framework.distribution", "heta_framework.common", "heta_framework.text"),
+    ("heta_framework.contracts",),
+    ("heta_framework.plugins",),
+    ("heta_framework.builtin", "heta_framework.runtime"),
+    ("heta_framework.kb.parts",),
+    ("heta_framework.kb",),
+    ("heta_framework.evaluation", "heta_framework.testing", "heta_framework.reference"),
+    ("heta_framework.cli",),
+)
+
+
+def modules_of(dist: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for every module the distribution ships (a package by its ``__init__``)."""
+    src = dist / "src"
+    found = {}
+    for path in src.rglob("*.py"):
+        if ".egg-info" in str(path):
+            continue
+        parts = path.relative_to(src).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def module_graph(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
+    """module -> {imported module of the same distribution -> line of the first such import}."""
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges = graph.setdefault(name, {})
+        for found in imports_in(path, package):
+            # ``from package import name`` imports the submodule when there is one, else the package
+            targets = [f"{found.module}.{n}" if f"{found.module}.{n}" in modules else found.module for n in found.names] or [found.module]
+            for target in targets:
+                while target and target not in modules:  # ``import a.b.c`` of a name inside a.b
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    edges.setdefault(target, found.line)
+    return graph
+
+
+def import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """One shortest cycle (``[a, b, ..., a]``) in each strongly connected group of modules (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, {}):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = set()
+            while True:
+                member = stack.pop()
+                group.add(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    cycles = []
+    for group in groups:
+        start = min(group)
+        paths, seen = [[start]], {start}
+        while paths:  # breadth first inside the group: the shortest way back to start
+            path = paths.pop(0)
+            for nxt in sorted(graph[path[-1]]):
+                if nxt == start:
+                    cycles.append([*path, start])
+                    paths = []
+                    break
+                if nxt in group and nxt not in seen:
+                    seen.add(nxt)
+                    paths.append([*path, nxt])
+    return cycles
+
+
+def describe_cycle(cycle: list[str], graph: dict[str, dict[str, int]]) -> str:
+    return " -> ".join(f"{a} (line {graph[a][b]})" for a, b in zip(cycle, cycle[1:])) + f" -> {cycle[-1]}"
+
+
+@pytest.mark.parametrize("dist", DISTRIBUTIONS, ids=lambda d: str(d.relative_to(ROOT)))
+def test_no_import_cycle_between_modules(dist):
+    graph = module_graph(modules_of(dist))
+    cycles = import_cycles(graph)
+    assert not cycles, "modules that import each other (break the cycle: move the shared part down, or take a protocol):\n" + "\n".join(
+        describe_cycle(c, graph) for c in cycles
+    )
+
+
+def layer_of(module: str) -> tuple[int, str] | None:
+    """(layer number, the package or module of ``CORE_LAYERS`` that holds ``module``), the most specific one."""
+    best = None
+    for number, members in enumerate(CORE_LAYERS):
+        for member in members:
+            if (module == member or module.startswith(member + ".")) and (best is None or len(member) > len(best[1])):
+                best = (number, member)
+    return best
+
+
+def test_core_modules_import_only_their_layer_and_below():
+    graph = module_graph(modules_of(ROOT / "core"))
+    unplaced = sorted(m for m in graph if layer_of(m) is None or layer_of(m) == (0, "heta_framework") and m != "heta_framework")
+    assert not unplaced, f"modules in no layer of CORE_LAYERS (add their package): {unplaced}"
+    upward = []
+    for module, edges in graph.items():
+        (own, own_member) = layer_of(module)
+        for target, line in edges.items():
+            (theirs, their_member) = layer_of(target)
+            if theirs > own or (theirs == own and their_member != own_member and own > 0):
+                upward.append(f"{modules_of(ROOT / 'core')[module].relative_to(ROOT)}:{line}: {module} imports {target}")
+    assert not upward, "an import that goes up a layer (or across to a sibling package of the same layer):\n" + "\n".join(upward)
+
+
+def test_the_cycle_finder_names_a_cycle(tmp_path):
+    """The guard itself, on a throwaway package: a TYPE_CHECKING import closes the cycle."""
+    package = tmp_path / "src" / "loop"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from loop.b import B\n")
+    (package / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from loop import c\n")
+    (package / "c.py").write_text("def f():\n    from .a import A\n")
+    (package / "d.py").write_text("from loop import a\n")  # into the cycle, not part of it
+    graph = module_graph(modules_of(tmp_path))
+    assert import_cycles(graph) == [["loop.a", "loop.b", "loop.c", "loop.a"]]
+    assert describe_cycle(["loop.a", "loop.b", "loop.c", "loop.a"], graph) == (
+        "loop.a (line 1) -> loop.b (line 3) -> loop.c (line 2) -> loop.a"
+    )
+    (package / "c.py").write_text("")
+    assert import_cycles(module_graph(modules_of(tmp_path))) == []

@@ -67,10 +67,10 @@ def test_context_manager_closes_stores_and_the_loop_thread(sql_kb, docs_dir):
     before = set(threading.enumerate())
     with KnowledgeBase.load(sql_kb.path, registry=sql_kb.registry) as kb:
         kb.sync.build([docs_dir])
-        assert kb._components  # stores were opened
+        assert kb._components.opened  # stores were opened
         loop_threads = [t for t in set(threading.enumerate()) - before if t.name.startswith("heta-kb-")]
         assert len(loop_threads) == 1
-    assert kb._components == {}
+    assert kb._components.opened == {}
     for thread in loop_threads:
         thread.join(timeout=10)
         assert not thread.is_alive()
@@ -80,7 +80,7 @@ async def test_async_context_manager(sql_kb, docs_dir):
     async with KnowledgeBase.load(sql_kb.path, registry=sql_kb.registry) as kb:
         await kb.build([docs_dir])
         assert names(await kb.query("fox", mode="sql_text_search"))[0] == "fox.txt"
-    assert kb._components == {}
+    assert kb._components.opened == {}
 
 
 def test_response_round_trips_through_json(built_kb):

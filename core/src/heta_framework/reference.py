@@ -12,9 +12,9 @@ from typing import Any
 import attrs
 
 from heta_framework.common.models import EmbeddingModel
-from heta_framework.kb.query_options import options_type_of
-from heta_framework.kb.recipe import ParserConfig
-from heta_framework.kb.search import required_components
+from heta_framework.contracts.query_options import options_type_of
+from heta_framework.contracts.search import required_components
+from heta_framework.runtime.recipe import ParserConfig
 
 
 def _type_name(cls: type, field: attrs.Attribute) -> str:

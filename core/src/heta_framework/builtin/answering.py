@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from heta_framework.common.models import Message
-from heta_framework.kb.search import Citation, QueryRequest, QueryResponse, QueryResult, query_issue
+from heta_framework.contracts.search import Citation, QueryRequest, QueryResponse, QueryResult, query_issue
 
 ANSWER_SCHEMA = {
     "type": "object",

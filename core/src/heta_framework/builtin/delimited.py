@@ -12,7 +12,7 @@ import io
 from pathlib import PurePath
 
 from heta_framework.common.tables import table_lines
-from heta_framework.kb.documents import DocumentParser, ParseResult
+from heta_framework.contracts.documents import DocumentParser, ParseResult
 
 _SNIFF_BYTES = 64 * 1024
 _CANDIDATES = ",;\t|"

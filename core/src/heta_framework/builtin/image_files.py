@@ -8,7 +8,7 @@ reports ``needs_vision_model`` when there is neither.
 
 from __future__ import annotations
 
-from heta_framework.kb.documents import DocumentParseError, DocumentParser, PageImage, ParseResult
+from heta_framework.contracts.documents import DocumentParseError, DocumentParser, PageImage, ParseResult
 
 
 def image_media_type(data: bytes) -> str | None:

@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from heta_framework.common.models import VisionModel
-from heta_framework.kb.documents import PageImage, PageSpan, ParseResult, content_hash
+from heta_framework.contracts.documents import PageImage, PageSpan, ParseResult, content_hash
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ import io
 
 from heta_framework.builtin.embedded_tables import docx_table_rows, is_data_table, replace_html_tables, table_label, table_text
 from heta_framework.builtin.pdf_tables import may_hold_ruled_table, pdf_table_pages
-from heta_framework.kb.documents import DocumentParseError, DocumentParser, PageImage, PageSpan, ParseResult
+from heta_framework.contracts.documents import DocumentParseError, DocumentParser, PageImage, PageSpan, ParseResult
 
 
 class BinaryDocumentError(DocumentParseError):

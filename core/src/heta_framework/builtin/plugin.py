@@ -12,9 +12,9 @@ from heta_framework.builtin.image_files import IMAGE_PARSER
 from heta_framework.builtin.parsers import BUILTIN_PARSERS
 from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
 from heta_framework.builtin.stores.folder import FolderObjectStore, FolderStoreConfig
+from heta_framework.builtin.stores.folder_state import FolderState
 from heta_framework.builtin.stores.sqlite_chunks import SQLiteChunkStore, SQLiteChunkStoreConfig
-from heta_framework.kb.folder_state import FolderState
-from heta_framework.kb.stores import StoreType
+from heta_framework.contracts.stores import StoreType
 from heta_framework.plugins.hookspecs import hookimpl
 
 

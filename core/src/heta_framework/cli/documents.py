@@ -27,7 +27,7 @@ WAIT_HELP = "If another process is writing to the knowledge base, wait up to thi
 def build(obj: dict, paths: tuple[str, ...], rebuild: bool, prune: bool, force: bool, wait: float | None, meta: tuple[str, ...], as_json: bool) -> None:
     """Add documents (files or folders) and build; an interrupted build resumes."""
     from heta_framework.cli.progress import RichProgress, make_progress
-    from heta_framework.kb.context import no_progress
+    from heta_framework.runtime.step_context import no_progress
 
     if prune and not paths:
         raise click.UsageError("--prune needs the folders to compare with: heta build FOLDER --prune")
@@ -56,7 +56,7 @@ def _when(timestamp: float | None) -> str:
 def document_chunks(kb: Any, document_id: str) -> list[Any]:
     """The chunks ``split_documents`` made of one document ([] before it ran)."""
     from heta_framework.builtin.steps.split import chunks_key
-    from heta_framework.kb.documents import chunk_from_dict
+    from heta_framework.contracts.documents import chunk_from_dict
 
     objects = kb.objects
     key = chunks_key(document_id)

@@ -17,7 +17,7 @@ STARTER = "starter"
 def _recipes(names: tuple[str, ...], plugin_registry: Any) -> dict[str, Any]:
     """``--recipe`` values: recipe TOML files (named by their stem) or ``starter``."""
     from heta_framework.kb import Recipe
-    from heta_framework.kb.starter import starter_recipe_toml
+    from heta_framework.runtime.starter import starter_recipe_toml
 
     recipes: dict[str, Any] = {}
     for value in names:
@@ -105,7 +105,7 @@ def eval_command(obj: dict, dataset: str, fmt: str | None, split: str, modes: tu
                 kb.close()
 
     if as_json:
-        from heta_framework.kb.context import no_progress
+        from heta_framework.runtime.step_context import no_progress
 
         result = asyncio.run(run(no_progress))
         emit_json(result.report)

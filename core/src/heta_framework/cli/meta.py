@@ -36,8 +36,8 @@ def parse_meta(items: tuple[str, ...]) -> dict[str, Any]:
 
 def documents_with_metadata(paths: list[Path], meta: dict[str, Any]) -> list[Any]:
     """Each file under ``paths`` (folders walked as a build walks them) as a ``SourceDocument`` carrying ``meta``."""
-    from heta_framework.kb.documents import SourceDocument
-    from heta_framework.kb.sources import SourceWalk
+    from heta_framework.contracts.documents import SourceDocument
+    from heta_framework.runtime.sources import SourceWalk
 
     return [
         SourceDocument(data=item.data, id=item.id, name=item.name, source=item.source, metadata={**item.metadata, **meta})

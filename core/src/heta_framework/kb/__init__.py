@@ -1,10 +1,10 @@
 """Knowledge bases: recipes, steps, search protocols, the runner and ``KnowledgeBase``."""
 
-from heta_framework.kb.documents import Chunk, SourceDocument
+from heta_framework.contracts.documents import Chunk, SourceDocument
+from heta_framework.contracts.record import BuildReport
 from heta_framework.kb.knowledge_base import DeletePlan, KnowledgeBase
-from heta_framework.kb.recipe import KnowledgeModels, ParserConfig, Recipe, StoreConfig
-from heta_framework.kb.record import BuildReport
 from heta_framework.kb.sync import SyncKnowledgeBase
+from heta_framework.runtime.recipe import KnowledgeModels, ParserConfig, Recipe, StoreConfig
 
 __all__ = [
     "BuildReport",

@@ -18,8 +18,8 @@ from typing import Any
 
 import attrs
 
+from heta_framework.contracts.search import QueryResponse, QueryResult
 from heta_framework.kb.knowledge_base import KnowledgeBase
-from heta_framework.kb.search import QueryResponse, QueryResult
 
 logger = logging.getLogger(__name__)
 

@@ -17,15 +17,14 @@ import asyncio
 import threading
 from collections.abc import Coroutine, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from heta_framework.errors import HetaError
 
 if TYPE_CHECKING:
-    from heta_framework.kb.documents import SourceDocument
-    from heta_framework.kb.knowledge_base import KnowledgeBase
-    from heta_framework.kb.record import BuildReport
-    from heta_framework.kb.search import QueryResponse
+    from heta_framework.contracts.documents import DocumentRecord, SourceDocument
+    from heta_framework.contracts.record import BuildReport
+    from heta_framework.contracts.search import QueryResponse
 
 T = TypeVar("T")
 
@@ -73,10 +72,20 @@ class BackgroundLoop:
             loop.close()
 
 
+class AsyncKnowledgeBase(Protocol):
+    """The async methods ``SyncKnowledgeBase`` gives blocking twins of (the ``KnowledgeBase`` has them)."""
+
+    async def build(self, sources: Iterable[Path | str | SourceDocument] = (), **kwargs: Any) -> BuildReport: ...
+
+    async def query(self, text: str, **kwargs: Any) -> QueryResponse: ...
+
+    async def delete_documents(self, document_ids: Sequence[str], **kwargs: Any) -> list[DocumentRecord]: ...
+
+
 class SyncKnowledgeBase:
     """Blocking twins of the knowledge base's async methods: ``kb.sync.query(...)``, ``kb.sync.build(...)``."""
 
-    def __init__(self, kb: KnowledgeBase, loop: BackgroundLoop):
+    def __init__(self, kb: AsyncKnowledgeBase, loop: BackgroundLoop):
         self._kb = kb
         self._loop = loop
 
@@ -86,7 +95,7 @@ class SyncKnowledgeBase:
     def query(self, text: str, **kwargs: Any) -> QueryResponse:
         return self._loop.run(self._kb.query(text, **kwargs))
 
-    def delete_documents(self, document_ids: Sequence[str], **kwargs: Any) -> Any:
+    def delete_documents(self, document_ids: Sequence[str], **kwargs: Any) -> list[DocumentRecord]:
         return self._loop.run(self._kb.delete_documents(document_ids, **kwargs))
 
     def close(self) -> None:

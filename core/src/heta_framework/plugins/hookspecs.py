@@ -66,7 +66,7 @@ def register_stores(register: StoreRegistrar) -> None:
 
     ``register(StoreType(name="faiss", slot="vector", factory=..., config_type=...))``:
     a recipe's ``[stores.vector] type = "faiss"`` then opens this store. The store
-    satisfies its slot's contract in ``heta_framework.kb.stores``.
+    satisfies its slot's contract in ``heta_framework.contracts.stores``.
     """
 
 

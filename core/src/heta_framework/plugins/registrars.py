@@ -18,10 +18,10 @@ from heta_framework.errors import PluginError
 
 if TYPE_CHECKING:
     from heta_framework.common.models import ModelProvider
-    from heta_framework.kb.documents import DocumentParser
-    from heta_framework.kb.search import QueryEngineProtocol
-    from heta_framework.kb.steps import KnowledgeStepProtocol, ProcedureProtocol
-    from heta_framework.kb.stores import StoreType
+    from heta_framework.contracts.documents import DocumentParser
+    from heta_framework.contracts.search import QueryEngineProtocol
+    from heta_framework.contracts.steps import KnowledgeStepProtocol, ProcedureProtocol
+    from heta_framework.contracts.stores import StoreType
 
 T = TypeVar("T")
 
@@ -90,13 +90,13 @@ class QueryEngineRegistrar(Registrar["QueryEngineProtocol"]):
 
 class StoreRegistrar(Registrar["StoreType"]):
     category = "stores"
-    expects = "a StoreType (heta_framework.kb.stores)"
+    expects = "a StoreType (heta_framework.contracts.stores)"
 
     def add_store_type(self, store_type: StoreType) -> None:
         self.add(store_type)
 
     def problem(self, item: Any) -> str | None:
-        from heta_framework.kb.stores import StoreType
+        from heta_framework.contracts.stores import StoreType
 
         return None if isinstance(item, StoreType) else "wrap the factory in StoreType(name, slot, factory, config_type)"
 
@@ -116,13 +116,13 @@ class ModelProviderRegistrar(Registrar["ModelProvider"]):
 
 class ParserRegistrar(Registrar["DocumentParser"]):
     category = "parsers"
-    expects = "a DocumentParser (heta_framework.kb.documents)"
+    expects = "a DocumentParser (heta_framework.contracts.documents)"
 
     def add_parser(self, parser: DocumentParser) -> None:
         self.add(parser)
 
     def problem(self, item: Any) -> str | None:
-        from heta_framework.kb.documents import DocumentParser
+        from heta_framework.contracts.documents import DocumentParser
 
         return None if isinstance(item, DocumentParser) else "wrap the function in DocumentParser(name, extensions, parse)"
 

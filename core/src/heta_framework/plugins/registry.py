@@ -42,9 +42,9 @@ from packaging.requirements import Requirement
 from heta_framework import __version__ as CORE_VERSION
 from heta_framework.distribution import CORE_DISTRIBUTION, check_core_distribution
 from heta_framework.errors import DuplicateRegistrationError, PluginError, UnknownNameError, did_you_mean
-from heta_framework.kb.search import QueryEngineRegistry
 from heta_framework.plugins import hookspecs
 from heta_framework.plugins.known import KNOWN_PROVIDERS
+from heta_framework.plugins.query_engines import QueryEngineRegistry
 from heta_framework.plugins.registrars import Registrar
 
 log = logging.getLogger(__name__)

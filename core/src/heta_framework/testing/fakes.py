@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 import attrs
 
-from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAsset, SearchAssetRef
-from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements
+from heta_framework.contracts.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAsset, SearchAssetRef
+from heta_framework.contracts.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements
 
 __all__ = ["FixedResultsEngine", "PublishSearchAssets", "fake_knowledge_base"]
 

@@ -34,10 +34,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
+from heta_plugin_fulltext.whoosh_search import HitRow
 
-#: one hit as it crosses the pipe: chunk id, text, record (JSON string), score
-HitRow = tuple[str, str, str, float]
+log = logging.getLogger(__name__)
 
 #: how long a helper may take to open the index before it is given up
 START_TIMEOUT_S = 60.0
@@ -190,7 +189,7 @@ def serve(folder: str, settings: Mapping[str, Any]) -> None:
     from whoosh import index as whoosh_index
     from whoosh.scoring import BM25F
 
-    from heta_plugin_fulltext.whoosh_store import search_rows, whoosh_schema
+    from heta_plugin_fulltext.whoosh_search import search_rows, whoosh_schema
 
     answers = sys.stdout
     sys.stdout = sys.stderr  # nothing printed by a library may reach the protocol

@@ -16,18 +16,15 @@ import attrs
 from heta_framework.common.validators import whole_number
 from heta_framework.kb.documents import Chunk
 from whoosh import index as whoosh_index
-from whoosh import query as q
-from whoosh.analysis import RegexTokenizer
-from whoosh.fields import ID, STORED, TEXT, FieldType, Schema
-from whoosh.formats import Existence
 from whoosh.scoring import BM25F
 
 from heta_plugin_fulltext.analyzers import analyzer_field
 from heta_plugin_fulltext.manifest import settle_manifest
 from heta_plugin_fulltext.prepared import PreparedText, is_prepared
 from heta_plugin_fulltext.records import TERM_SEPARATOR, chunk_from_record, chunk_record, filter_groups, filter_terms
-from heta_plugin_fulltext.search_processes import HelperSearches, HitRow
+from heta_plugin_fulltext.search_processes import HelperSearches
 from heta_plugin_fulltext.whoosh_analysis import whoosh_analyzer
+from heta_plugin_fulltext.whoosh_search import HitRow, search_rows, whoosh_schema
 
 BACKEND = "whoosh"
 
@@ -49,30 +46,6 @@ class WhooshStoreConfig:
     #: this process still spends the GIL on the rest of each query (10k bench, 2 cores, 8 queries in flight
     #: against one at a time: 1.31x with one helper, 1.58x with two, 1.60x with three; ~70 MB each)
     search_processes: int = attrs.field(default=2, validator=whole_number(0))
-
-
-def whoosh_schema(analyzer: str) -> Schema:
-    return Schema(
-        chunk_id=ID(stored=True, unique=True),
-        document_id=ID(),
-        # exact provenance facts, one token each (values may hold spaces, so split on the separator only)
-        filters=FieldType(Existence(), analyzer=RegexTokenizer(f"[^{TERM_SEPARATOR}]+")),
-        # no positions: queries are ORs of terms, never phrases
-        body=TEXT(analyzer=whoosh_analyzer(analyzer), phrase=False),
-        text=STORED(),
-        record=STORED(),
-    )
-
-
-def search_rows(searcher: Any, terms: Sequence[str], groups: Sequence[Sequence[str]], top_k: int) -> list[HitRow]:
-    """The best ``top_k`` chunks holding any of ``terms`` and passing every filter group, as plain rows."""
-    query = q.Or([q.Term("body", term) for term in terms])
-    restrict = q.And([q.Or([q.Term("filters", term) for term in group]) for group in groups]) if groups else None
-    return [
-        (fields["chunk_id"], fields["text"], fields["record"], float(hit.score))
-        for hit in searcher.search(query, limit=top_k, filter=restrict)
-        for fields in [hit.fields()]
-    ]
 
 
 class WhooshTextIndex:

@@ -65,8 +65,8 @@ from heta_framework.builtin.engines.mode_assets import (
     GRAPH_VECTOR_INDEX,
     MODE_ASSETS,
 )
-from heta_framework.kb.documents import chunk_from_dict
-from heta_framework.kb.search import QueryContext, QueryRequest, QueryResult
+from heta_framework.contracts.documents import chunk_from_dict
+from heta_framework.contracts.search import QueryContext, QueryRequest, QueryResult
 from heta_framework.text.analysis import words
 from heta_framework.text.languages import CJK_LANGUAGES, STEMMED_LANGUAGES, detect_language, has_cjk
 

@@ -1,7 +1,7 @@
 """The typed options of the composed modes (``candidate_top_k``, ``rrf_k``, ``hybrid_weights``, ``max_rounds``).
 
 Names and defaults are the spec's. A bad value or an unknown option raises
-``InvalidQueryError`` before the mode runs (``heta_framework.kb.query_options``).
+``InvalidQueryError`` before the mode runs (``heta_framework.contracts.query_options``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import attrs
 
 from heta_framework.builtin.engines.fusion import DEFAULT_RRF_K
 from heta_framework.common.validators import number, weights_for, whole_number
-from heta_framework.kb.query_options import accepted_options
+from heta_framework.contracts.query_options import accepted_options
 
 MAX_DEFAULT_CANDIDATES = 50
 DEFAULT_HYBRID_WEIGHTS = {"vector_search": 1.0, "heta_graph_search": 1.0}

@@ -35,7 +35,7 @@ from typing import Any
 
 import attrs
 
-from heta_framework.kb.search import QueryResult
+from heta_framework.contracts.search import QueryResult
 
 DEFAULT_RRF_K = 60.0
 

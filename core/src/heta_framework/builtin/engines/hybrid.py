@@ -9,8 +9,8 @@ from heta_framework.builtin.engines.calibration import calibrated_weights, weigh
 from heta_framework.builtin.engines.composed_options import DEFAULT_HYBRID_WEIGHTS, HybridSearchOptions
 from heta_framework.builtin.engines.fusion import RankedList, merge_issues, reciprocal_rank_fusion
 from heta_framework.builtin.engines.mode_assets import HYBRID_ASSETS
-from heta_framework.kb.query_options import query_options
-from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef
+from heta_framework.contracts.query_options import query_options
+from heta_framework.contracts.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef
 
 __all__ = ["DEFAULT_HYBRID_WEIGHTS", "HybridSearchEngine"]
 

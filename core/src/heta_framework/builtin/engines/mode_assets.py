@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from heta_framework.kb.search import SearchAssetRef
+from heta_framework.contracts.search import SearchAssetRef
 
 CHUNK_VECTOR_INDEX = SearchAssetRef(kind="chunk_vector_index")
 CHUNK_FULL_TEXT_INDEX = SearchAssetRef(kind="chunk_full_text_index")

@@ -19,8 +19,8 @@ from heta_framework.builtin.engines.composed_options import RerankSearchOptions,
 from heta_framework.builtin.engines.fusion import RankedList, merge_issues, reciprocal_rank_fusion
 from heta_framework.builtin.engines.mode_assets import RERANK_ASSETS
 from heta_framework.builtin.engines.model_failures import describe_failure
-from heta_framework.kb.query_options import query_options
-from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef, query_issue
+from heta_framework.contracts.query_options import query_options
+from heta_framework.contracts.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef, query_issue
 
 log = logging.getLogger(__name__)
 

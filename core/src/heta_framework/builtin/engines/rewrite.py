@@ -19,9 +19,9 @@ from heta_framework.builtin.engines.fusion import RankedList, merge_issues, reci
 from heta_framework.builtin.engines.mode_assets import assets_of
 from heta_framework.builtin.engines.model_failures import describe_failure
 from heta_framework.common.models import Message
-from heta_framework.kb.query_options import query_options
-from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, query_issue
-from heta_framework.kb.steps import ComponentRef, model_ref
+from heta_framework.contracts.components import ComponentRef, model_ref
+from heta_framework.contracts.query_options import query_options
+from heta_framework.contracts.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, query_issue
 
 log = logging.getLogger(__name__)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar
 
-from heta_framework.kb.query_options import NoOptions
-from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, chunk_result, query_issue
-from heta_framework.kb.stores import SQLStore
+from heta_framework.contracts.query_options import NoOptions
+from heta_framework.contracts.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, chunk_result, query_issue
+from heta_framework.contracts.stores import SQLStore
 
 
 class SqlTextSearchEngine:

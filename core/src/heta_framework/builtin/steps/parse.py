@@ -11,14 +11,13 @@ import attrs
 from heta_framework.builtin.image_reading import find_image_reader, merge_page_texts, read_images
 from heta_framework.builtin.parsers import BinaryDocumentError, ParserDependencyError
 from heta_framework.common.validators import number, positive_whole_number
-from heta_framework.kb.documents import document_key
-from heta_framework.kb.steps import (
+from heta_framework.contracts.components import parser_ref, store_ref
+from heta_framework.contracts.documents import document_key
+from heta_framework.contracts.steps import (
     StepCapabilities,
     StepCleanupPlan,
     StepContextProtocol,
     StepRequirements,
-    parser_ref,
-    store_ref,
 )
 
 PARSED_PREFIX = "parsed/"

@@ -8,10 +8,11 @@ from typing import Any, ClassVar
 
 import attrs
 
-from heta_framework.kb.documents import iter_chunks
-from heta_framework.kb.search import SearchAsset
-from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, store_ref
-from heta_framework.kb.stores import ObjectStoreProtocol, SQLStore
+from heta_framework.contracts.components import store_ref
+from heta_framework.contracts.documents import iter_chunks
+from heta_framework.contracts.search import SearchAsset
+from heta_framework.contracts.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements
+from heta_framework.contracts.stores import ObjectStoreProtocol, SQLStore
 
 CHUNK_TEXT_ASSET = SearchAsset(kind="chunk_text_index", name="chunks", store="stores.sql", metadata={"table": "chunks"})
 

@@ -9,9 +9,10 @@ import attrs
 
 from heta_framework.builtin.text_split import split_text
 from heta_framework.common.validators import positive_whole_number
-from heta_framework.kb.documents import Chunk, chunk_to_dict, document_key, parsed_from_dict
-from heta_framework.kb.provenance import table_provenance
-from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, store_ref
+from heta_framework.contracts.components import store_ref
+from heta_framework.contracts.documents import Chunk, chunk_to_dict, document_key, parsed_from_dict
+from heta_framework.contracts.provenance import table_provenance
+from heta_framework.contracts.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements
 
 CHUNKS_PREFIX = "chunks/"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from heta_framework.kb.atomic import write_bytes_atomic
+from heta_framework.common.atomic import write_bytes_atomic
 
 
 @attrs.frozen

@@ -28,7 +28,7 @@ from heta_framework.builtin.stores.sqlite_fts import (
     query_terms,
 )
 from heta_framework.common.sqlite import ReaderConnections, json_key_in, open_database, read_snapshot, transaction
-from heta_framework.kb.documents import Chunk
+from heta_framework.contracts.documents import Chunk
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from typing import Any
 import attrs
 import pytest
 
-from heta_framework.kb.graph_links import chunk_links_from_reads
-from heta_framework.kb.stores import ChunkLink, GraphStore, RemovedFacts, StoredChunk, StoredEntity, StoredRelation
+from heta_framework.contracts.graph_links import chunk_links_from_reads
+from heta_framework.contracts.stores import ChunkLink, GraphStore, RemovedFacts, StoredChunk, StoredEntity, StoredRelation
 from heta_framework.testing.conformance.base import StoreSuiteBase, assert_relative_inside, run_in_threads
 from heta_framework.testing.conformance.samples import HOSTILE_STRINGS, UNICODE_TEXTS
 
@@ -264,7 +264,7 @@ class GraphStoreSuite(StoreSuiteBase):
 
     def test_chunk_links_count_one_hop(self, store):
         if not hasattr(store, "chunk_links"):
-            pytest.skip("chunk_links is optional: heta_framework.kb.graph_links reads the store instead")
+            pytest.skip("chunk_links is optional: heta_framework.contracts.graph_links reads the store instead")
         self.write(store, small_graph())
         # from a:1, the seeds are alice and bob; b:1 is bob's evidence, bob-acme's and acme's (bob's neighbour)
         assert store.chunk_links(["a:1"], ["a"], 10) == [ChunkLink("b:1", 3, "bob", "")]

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from heta_framework.kb.stores import ObjectStoreProtocol
+from heta_framework.contracts.stores import ObjectStoreProtocol
 from heta_framework.testing.conformance.base import StoreSuiteBase, run_in_threads
 from heta_framework.testing.conformance.samples import HOSTILE_STRINGS, UNICODE_TEXTS
 

@@ -31,8 +31,8 @@ from typing import Any
 
 import pytest
 
+from heta_framework.contracts.search import QueryEngineProtocol, QueryResponse, SearchAssetRef
 from heta_framework.kb.knowledge_base import KnowledgeBase
-from heta_framework.kb.search import QueryEngineProtocol, QueryResponse, SearchAssetRef
 from heta_framework.testing.conformance.base import run_in_threads
 from heta_framework.testing.conformance.samples import HOSTILE_STRINGS, UNICODE_TEXTS
 

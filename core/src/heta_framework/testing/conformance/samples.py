@@ -30,7 +30,7 @@ UNICODE_TEXTS = {
 
 def make_chunk(chunk_id: str, document_id: str, text: str, index: int = 0, source: str = "", page: int | None = None, **metadata):
     """A ``Chunk`` whose offsets match its text (what ``SplitDocuments`` would write)."""
-    from heta_framework.kb.documents import Chunk
+    from heta_framework.contracts.documents import Chunk
 
     return Chunk(id=chunk_id, document_id=document_id, text=text, index=index, start=0, end=len(text),
                  source=source or f"/data/{document_id}.txt", page=page, metadata=metadata)

@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
+from heta_framework.contracts.documents import DocumentRecord
+from heta_framework.contracts.state import CacheProtocol, KnowledgeBaseState, WriterLockProtocol
 from heta_framework.errors import KnowledgeBaseLockedError
-from heta_framework.kb.documents import DocumentRecord
-from heta_framework.kb.state import CacheProtocol, KnowledgeBaseState, WriterLockProtocol
 from heta_framework.testing.conformance.base import StoreSuiteBase
 from heta_framework.testing.conformance.samples import UNICODE_TEXTS
 

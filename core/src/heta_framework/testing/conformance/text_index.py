@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from heta_framework.kb.stores import TextIndexStore
+from heta_framework.contracts.stores import TextIndexStore
 from heta_framework.testing.conformance.base import StoreSuiteBase, assert_relative_inside, run_in_threads
 from heta_framework.testing.conformance.samples import HOSTILE_STRINGS, UNICODE_TEXTS, make_chunk, numbered_chunks, word
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from heta_framework.kb.stores import VectorCollectionProtocol, VectorStoreProtocol
+from heta_framework.contracts.stores import VectorCollectionProtocol, VectorStoreProtocol
 from heta_framework.testing.conformance.base import StoreSuiteBase, assert_relative_inside, run_in_threads
 from heta_framework.testing.conformance.samples import HOSTILE_STRINGS, UNICODE_TEXTS
 
