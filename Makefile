@@ -15,7 +15,10 @@ EXTRAS_plugins/heta_plugin_local := [e5]
 EXTRAS_plugins/heta_plugin_milvus := [lite]
 DIST_SPECS := $(foreach d,$(DISTS),-e "./$(d)$(EXTRAS_$(d))")
 
-.PHONY: install demo lint test bench clean wheels
+.PHONY: install demo lint test test-fast bench clean wheels
+# the suite on every core (pytest-xdist; a module's tests stay on one worker, so its fixtures run once),
+# then the 15 slowest tests, so a test that grows slow is seen
+PYTEST_PARALLEL := -n auto --dist loadscope --durations=15
 
 install: $(STAMP)
 
@@ -36,18 +39,30 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: $(STAMP) lint
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest $(PYTEST_PARALLEL)
+
+# the inner loop: everything but the tests marked slow (real servers, wheel installs, end-to-end builds
+# with real models); make test and CI run those too
+test-fast: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[bench]"
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python bench/run_all.py
 
-# every distribution's wheel in dist/: `pip install --find-links dist/ heta-plugin-...` (docs/getting-started.md)
-wheels: $(STAMP)
-	$(BIN)/python scripts/build_wheels.py --out dist
+# every distribution's wheel in dist/: `pip install --find-links dist/ heta-plugin-...` (docs/getting-started.md).
+# Only setuptools and wheel are needed, in a small venv of their own: not the development venv with torch
+WHEELS_VENV := .venv-wheels
+$(WHEELS_VENV)/.installed:
+	$(PYTHON) -m venv $(WHEELS_VENV)
+	$(WHEELS_VENV)/bin/pip install --quiet "setuptools>=70.1" "wheel>=0.40"
+	touch $@
+
+wheels: $(WHEELS_VENV)/.installed
+	$(WHEELS_VENV)/bin/python scripts/build_wheels.py --out dist
 
 clean:
-	rm -rf $(VENV) demo-kb .isolation dist
+	rm -rf $(VENV) $(WHEELS_VENV) demo-kb .isolation dist
 
 .PHONY: isolation
 # each distribution alone in a fresh venv (non-editable): its declared dependencies must suffice for its tests

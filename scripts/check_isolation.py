@@ -21,7 +21,7 @@ only the workspace's dev extra brings) goes unnoticed there. Here, for each
 5. run its own ``tests/`` with that venv's pytest.
 
 Prints a table and exits non-zero if any distribution fails.
-Usage: ``python scripts/check_isolation.py [--only NAME ...] [--keep-venvs]``
+Usage: ``python scripts/check_isolation.py [--only NAME ...] [--keep-venvs] [--jobs N]``
 (run with the workspace venv's Python: wheels are built with its setuptools, offline).
 """
 
@@ -38,6 +38,7 @@ import tempfile
 import textwrap
 import time
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -293,8 +294,7 @@ def check(distribution: Distribution, everything: list[Distribution], wheels: di
     started = time.perf_counter()
     local = local_closure(distribution, by_name)
     outcome.local_dependencies = [d.name for d in local]
-    names = set().union(distribution.requirement_names, *(d.requirement_names for d in local))
-    outcome.torch = bool(names & TORCH_USERS)
+    outcome.torch = is_torch_user(distribution, by_name)
     venv = folder.venv(distribution)
     log = folder.log(distribution.folder.name)
     log.write_text(f"# {distribution.name} ({distribution.label})\n", encoding="utf-8")
@@ -398,28 +398,40 @@ def print_table(outcomes: list[Outcome]) -> None:
     print(f"+{line}+")
 
 
-def check_all(selected: list[Distribution], everything: list[Distribution], folder: RunFolder, keep: bool) -> list[Outcome]:
+def check_all(selected: list[Distribution], everything: list[Distribution], folder: RunFolder, keep: bool, jobs: int) -> list[Outcome]:
     by_name = {d.name: d for d in everything}
     needed = {CORE: by_name[CORE]} | {d.name: d for d in selected}
     for distribution in selected:
         needed |= {d.name: d for d in local_closure(distribution, by_name)}
     print(f"building {len(needed)} wheel(s) into {folder.path.relative_to(ROOT)} ...", flush=True)
     wheels = build_wheels(list(needed.values()), folder)
-    outcomes = []
-    for distribution in selected:
-        print(f"checking {distribution.name} ({distribution.label}) ...", flush=True)
+
+    def check_one(distribution: Distribution) -> Outcome:
         outcome = check(distribution, everything, wheels, folder, keep)
-        outcomes.append(outcome)
         status = "ok" if outcome.ok else "FAILED: " + "; ".join(f"{k} {v}" for k, v in outcome.steps.items() if v != "ok")
         log = folder.log(distribution.folder.name).relative_to(ROOT)
-        print(f"  {status} ({outcome.seconds:.0f}s; log {log})", flush=True)
-    return outcomes
+        print(f"{distribution.name} ({distribution.label}): {status} ({outcome.seconds:.0f}s; log {log})", flush=True)
+        return outcome
+
+    # each check is its own venv, wheels and log, so they run side by side; the longest first, so the last
+    # one to start is a short one (a torch user installs and tests for minutes, a small plugin for seconds)
+    order = sorted(selected, key=lambda d: not is_torch_user(d, by_name))
+    print(f"checking {len(order)} distribution(s), {jobs} at a time ...", flush=True)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        done = dict(zip(order, pool.map(check_one, order)))
+    return [done[d] for d in selected]
+
+
+def is_torch_user(distribution: Distribution, by_name: dict[str, Distribution]) -> bool:
+    local = local_closure(distribution, by_name)
+    return bool(set().union(distribution.requirement_names, *(d.requirement_names for d in local)) & TORCH_USERS)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", default=(), help="distribution names or folders to check (default: all)")
     parser.add_argument("--keep-venvs", action="store_true", help="leave each venv in .isolation/venvs/ for debugging")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="distributions checked at once (default: one per core)")
     args = parser.parse_args()
 
     everything = discover()
@@ -428,10 +440,13 @@ def main() -> int:
     if not selected:
         print(f"no distribution matches {args.only}; found: {', '.join(d.name for d in everything)}", file=sys.stderr)
         return 2
+    if args.jobs > 1:
+        # the checks' test runs share the cores: one OpenMP thread each instead of every core each
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
     folder = RunFolder.create()
     started = time.perf_counter()
     try:
-        outcomes = check_all(selected, everything, folder, args.keep_venvs)
+        outcomes = check_all(selected, everything, folder, args.keep_venvs, max(1, args.jobs))
     finally:
         folder.finish(args.keep_venvs)
 

@@ -43,7 +43,7 @@ DISTRIBUTIONS = build_wheels.distribution_folders()
 WHEELS = "wheels"
 
 # pip, venv creation and the two builds take most of a minute; leave room on a busy machine
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 RECIPE_WITHOUT_TITLES = """
 [[steps]]

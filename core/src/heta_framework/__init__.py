@@ -1,12 +1,15 @@
 """Heta: build knowledge bases from documents and answer retrieval queries over them.
 
-The folder tree is the architecture:
+The folder tree is the architecture, in layers; each imports only from those below it
+(docs/architecture.md, checked by tests/test_architecture.py):
 
-- ``kb/``       recipes, steps, search protocols, the runner and ``KnowledgeBase``
-- ``common/``   model configuration, secrets, retries: shared by every plugin
-- ``plugins/``  hook specifications and the ``PluginRegistry``
-- ``builtin/``  core's own plugin: parsing, splitting, SQLite chunks, composed query modes
-- ``cli/``      the ``heta`` command
+- ``common/``, ``text/``, ``errors``  utilities with no idea of a knowledge base
+- ``contracts/``   value types and protocols: documents, steps, search requests and results, stores, state
+- ``plugins/``     hook specifications, the ``PluginRegistry``, the query-engine registry
+- ``builtin/``     core's own plugin: parsing, splitting, SQLite chunks, composed query modes
+- ``runtime/``     recipes, the step runner and its context, source walking, compaction
+- ``kb/``          ``KnowledgeBase`` (its parts in ``kb/parts/``) and the public import paths
+- ``evaluation/``, ``testing/``, ``cli/``  ``heta eval``, tools for plugin authors, the ``heta`` command
 """
 
 __version__ = "0.1.0"

@@ -36,6 +36,7 @@ from heta_framework.contracts.state import KnowledgeBaseState
 from heta_framework.errors import KnowledgeBaseError, RecipeError, RecipeValidationError
 from heta_framework.kb.parts.building import Builder
 from heta_framework.kb.parts.component_set import RECIPE_FILE, ComponentSet
+from heta_framework.kb.parts.ingest import INGEST_STEP, RAW_PREFIX
 from heta_framework.kb.parts.loaded_state import LoadedState
 from heta_framework.kb.parts.maintenance import DeletePlan, Maintenance
 from heta_framework.kb.parts.querying import DEFAULT_MODE_ORDER, Querying
@@ -49,12 +50,14 @@ from heta_framework.runtime.runner import validate_steps
 from heta_framework.runtime.sources import check_given_documents
 
 STATE_SLOT = "state"
-__all__ = ["CATALOG_FILE", "DEFAULT_MODE_ORDER", "RECIPE_FILE", "RECORD_FILE", "REMOVED_FILE", "DeletePlan", "KnowledgeBase"]
+__all__ = [
+    "CATALOG_FILE", "DEFAULT_MODE_ORDER", "INGEST_STEP", "RAW_PREFIX", "RECIPE_FILE", "RECORD_FILE", "REMOVED_FILE", "DeletePlan", "KnowledgeBase",
+]
 
 
 class KnowledgeBase:
     """A knowledge-base folder: its recipe, components and state. The work is done by focused parts
-    (``kb/``: ``component_set``, ``loaded_state``, ``building``, ``querying``, ``removal``,
+    (``kb/parts/``: ``component_set``, ``loaded_state``, ``ingest``, ``building``, ``querying``, ``removal``,
     ``maintenance``); this class opens them together and keeps the public API in one place."""
 
     def __init__(self, path: Path, recipe: Recipe, registry: PluginRegistry):
