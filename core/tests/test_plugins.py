@@ -302,6 +302,7 @@ def test_heta_trace_plugins_logs_every_hook_call(site, monkeypatch, capsys):
 def test_inline_plugin_implements_every_hook():
     from heta_framework.common.models import ModelProvider
     from heta_framework.kb.documents import DocumentParser
+    from heta_framework.kb.executor import ExecutorType
     from heta_framework.kb.stores import StoreType
     from heta_framework.plugins.registry import CATEGORIES
 
@@ -331,6 +332,7 @@ def test_inline_plugin_implements_every_hook():
         "model_providers": [ModelProvider("inline", frozenset({"embedding"}), lambda config: None)],
         "parsers": [DocumentParser("inline", (".inline",), lambda data, name: None)],
         "procedures": [Procedure],
+        "executors": [ExecutorType("inline", lambda config, root: None)],
     }
     assert set(things) == set(CATEGORIES.values())  # a new hook must be added here, and nowhere else in testing/
     registry = make_registry(inline_plugin("everything", **things))
@@ -338,6 +340,7 @@ def test_inline_plugin_implements_every_hook():
     assert info.registered == {
         "steps": ["inline_step"], "query_engines": ["inline_search"], "stores": ["objects:inline"],
         "model_providers": ["embedding:inline"], "parsers": ["inline"], "procedures": ["inline_procedure"],
+        "executors": ["inline"],
     }
     with pytest.raises(TypeError, match="Did you mean 'query_engines'"):
         inline_plugin(query_engine=[Engine()])

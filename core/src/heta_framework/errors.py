@@ -103,6 +103,13 @@ class StoreConnectionError(HetaError):
     code = "store_unavailable"
 
 
+class ExecutorError(HetaError):
+    """The recipe's executor cannot run the build's work (a cluster that cannot be reached, a lost driver
+    connection). The message names the address and says what to do; the build can be run again."""
+
+    code = "executor_unavailable"
+
+
 class ModelError(HetaError):
     """A model provider could not be created or a model call failed for good."""
 

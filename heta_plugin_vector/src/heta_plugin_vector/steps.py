@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -11,6 +11,7 @@ import numpy as np
 from heta_framework.common.validators import positive_whole_number
 from heta_framework.errors import ModelError
 from heta_framework.kb.documents import content_hash, iter_chunks
+from heta_framework.kb.executor import BatchFailure, batched
 from heta_framework.kb.search import SearchAsset
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, model_ref, store_ref
 from heta_framework.kb.stores import ObjectStoreProtocol, VectorStoreProtocol
@@ -69,6 +70,7 @@ class EmbedChunks:
         chunk_keys = list(context.get_artifact("chunk_keys"))
         model = client.model_name
         texts: dict[str, str] = {}
+        documents_of_text: dict[str, set[str]] = {}
         for chunk in iter_chunks(objects, chunk_keys):
             if not chunk.text.strip():
                 context.report(
@@ -76,36 +78,38 @@ class EmbedChunks:
                     severity="info", action="skipped_chunk", outcome="The chunk has no vector.",
                 )
                 continue
-            texts.setdefault(content_hash(chunk.text), chunk.text)
+            text_hash = content_hash(chunk.text)
+            texts.setdefault(text_hash, chunk.text)
+            documents_of_text.setdefault(text_hash, set()).add(chunk.document_id)
         with EmbeddingCache(context.cache(CACHE_NAME)) as cache:
             known = await asyncio.to_thread(cache.known, model, list(texts))
             missing = sorted((h for h in texts if h not in known), key=lambda h: len(texts[h]), reverse=True)
             context.count("cache_hits", len(texts) - len(missing))
             progress = context.progress("embed chunks", len(missing))
             dimensions: list[int] = []
-            gate = asyncio.Semaphore(self.concurrency)
+            hash_batches = batched(missing, self.batch_size)
 
-            async def embed_batch(batch: list[str]) -> None:
-                async with gate:
-                    vectors = _checked(await client.embed([texts[h] for h in batch]), len(batch), model)
-                    dimensions.append(vectors.shape[1])
-                    await asyncio.to_thread(cache.put_many, model, batch, vectors)
+            async def cache_batch(index: int, result: Any) -> None:
+                # on the driver, as each batch returns: a build stopped later keeps every batch that finished
+                if isinstance(result, BatchFailure):
+                    return
+                batch = hash_batches[index]
+                vectors = _checked(result, len(batch), model)
+                dimensions.append(vectors.shape[1])
+                await asyncio.to_thread(cache.put_many, model, list(batch), vectors)
                 context.count("embedding_calls")
                 context.count("embedded_texts", len(batch))
                 progress.advance(len(batch))
 
-            tasks = [asyncio.ensure_future(embed_batch(missing[start : start + self.batch_size]))
-                     for start in range(0, len(missing), self.batch_size)]
             try:
-                await asyncio.gather(*tasks)
-            except BaseException:
-                # the first failure is raised as it is; the other batches stop, and every one that finished is cached
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
+                results = await context.map_batches(
+                    EmbedTexts(), [[texts[h] for h in batch] for batch in hash_batches], on_result=cache_batch, limit=self.concurrency,
+                )
             finally:
                 progress.close()
+            failed = [r for r in results if isinstance(r, BatchFailure)]
+            if failed:
+                _report_failed_batches(context, failed, [hash_batches[f.index] for f in failed], documents_of_text)
             dimension = (dimensions[0] if dimensions else None) or cache.dimension(model, list(known)[:1]) or int(client.dimension)
         context.set_artifact(
             "embeddings", {"model": model, "dimension": int(dimension), "cache": CACHE_PATH, "chunk_keys": chunk_keys}
@@ -120,6 +124,45 @@ class EmbedChunks:
 
         The document's vectors live in the index and ``IndexVectors.delete_documents`` removes them.
         """
+
+
+@attrs.frozen
+class EmbedTexts:
+    """A batch of texts -> their vectors with ``models.embedding``: the work ``EmbedChunks`` fans out
+    (``context.map_batches``). It writes nothing; the step caches each batch as it returns."""
+
+    model_key: str = "models.embedding"
+
+    @property
+    def key(self) -> str:
+        return f"embed:{self.model_key}"
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return (self.model_key,)
+
+    def prepare(self, models: Mapping[str, Any]) -> Any:
+        return models[self.model_key]
+
+    async def run(self, client: Any, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(await client.embed(list(texts)), dtype=np.float32)
+
+
+def _report_failed_batches(
+    context: StepContextProtocol, failures: Sequence[BatchFailure], batches: Sequence[Sequence[str]], documents_of_text: Mapping[str, set[str]],
+) -> None:
+    """A batch whose embedding failed: its chunks get no vector this build, and their documents stay pending,
+    so the next plain build embeds them again (the cache keeps every batch that worked)."""
+    for failure, batch in zip(failures, batches):
+        documents = sorted(set().union(*(documents_of_text[h] for h in batch)))
+        for document_id in documents:
+            context.retry_document(document_id)
+        context.report(
+            "embedding_failed", f"Embedding {len(batch)} text(s) failed: {failure.error}", subject=("batch", str(failure.index)),
+            severity="error", action="skipped_chunks", outcome="Their chunks have no vector; the next build retries their documents.",
+            details={"documents": ", ".join(documents), "attempts": failure.attempts},
+        )
+        context.count("embedding_failed_batches")
 
 
 def _checked(vectors: Any, expected: int, model: str) -> np.ndarray:

@@ -9,6 +9,7 @@ from heta_framework.builtin.engines.rerank import RerankSearchEngine
 from heta_framework.builtin.engines.rewrite import RewriteSearchEngine
 from heta_framework.builtin.engines.sql_text import SqlTextSearchEngine
 from heta_framework.builtin.image_files import IMAGE_PARSER
+from heta_framework.builtin.local_executor import LOCAL_EXECUTOR
 from heta_framework.builtin.parsers import BUILTIN_PARSERS
 from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
 from heta_framework.builtin.stores.folder import FolderObjectStore, FolderStoreConfig
@@ -49,3 +50,8 @@ def register_parsers(register):
         register(parser)
     register(DELIMITED_PARSER)
     register(IMAGE_PARSER)
+
+
+@hookimpl
+def register_executors(register):
+    register(LOCAL_EXECUTOR)

@@ -10,7 +10,7 @@ leaves the last finished step recorded and the build resumable.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -153,6 +153,8 @@ class BuildReport:
     resumed: bool = False
     #: the source walk before the steps: files skipped (hidden, unreadable, FIFO, ...), duplicates, pruned documents
     ingest: StepReport | None = None
+    #: where the fanned-out work ran: the executor's name, tasks, failed and retried batches, tasks per worker
+    executor: Mapping[str, Any] = attrs.field(factory=dict)
 
     @property
     def issues(self) -> list[StepIssue]:
@@ -175,6 +177,7 @@ class BuildReport:
                 "issues": [issue_to_dict(i) for i in self.ingest.issues],
             },
             "issues": len(self.issues),
+            "executor": dict(self.executor),
         }
 
     def to_text(self) -> str:
@@ -185,6 +188,12 @@ class BuildReport:
         for step in self.steps:
             stats = ", ".join(f"{k}={v}" for k, v in step.stats.items())
             lines.append(f"  {step.name:<24} {step.status:<8} {step.seconds:7.2f}s  {stats}")
+        if self.executor.get("executor", "local") != "local":
+            workers = self.executor.get("workers", {})
+            lines.append(
+                f"  executor {self.executor['executor']}: {self.executor.get('tasks', 0)} task(s) on {len(workers)} worker(s), "
+                f"{self.executor.get('retried', 0)} retried, {self.executor.get('failed', 0)} failed"
+            )
         if self.issues:
             lines.append(f"{len(self.issues)} issue(s):")
             for issue in self.issues:

@@ -8,9 +8,9 @@ model the recipe names ``strong``", never a model instance.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
@@ -21,8 +21,13 @@ if TYPE_CHECKING:
     from collections import Counter
 
     from heta_framework.contracts.documents import DocumentRecord
+    from heta_framework.contracts.executor import BatchFailure, BatchWork, OnResult
     from heta_framework.contracts.progress import ProgressHandle
     from heta_framework.contracts.state import CacheProtocol
+
+B = TypeVar("B")
+R = TypeVar("R")
+
 
 @attrs.frozen
 class StepRequirements:
@@ -143,6 +148,14 @@ class StepContextProtocol(ComponentAccessProtocol, Protocol):
     def count(self, name: str, amount: int = 1) -> None: ...
 
     def progress(self, description: str, total: int | None = None) -> ProgressHandle: ...
+
+    async def map_batches(
+        self, work: BatchWork[B, R], batches: Sequence[B], *, on_result: OnResult | None = None, limit: int | None = None,
+    ) -> list[R | BatchFailure]:
+        """Run ``work`` over ``batches`` on the recipe's executor (``heta_framework.contracts.executor``): one
+        result per batch, in order, or a ``BatchFailure`` where its work raised; ``limit`` bounds the batches in
+        flight. The step writes the results (``on_result`` as each batch returns)."""
+        ...
 
 
 @runtime_checkable

@@ -28,6 +28,7 @@ import attrs
 from heta_framework.builtin.stores.folder_state import CATALOG_FILE, RECORD_FILE, REMOVED_FILE
 from heta_framework.common.secrets import Secret
 from heta_framework.contracts.documents import DocumentRecord, SourceDocument
+from heta_framework.contracts.executor import ExecutorProtocol
 from heta_framework.contracts.progress import ProgressFactory, no_progress
 from heta_framework.contracts.query_memo import QueryMemo
 from heta_framework.contracts.record import BuildReport, RunRecord
@@ -155,6 +156,11 @@ class KnowledgeBase:
 
     def get_component(self, key: str) -> Any:
         return self._components.get(key)
+
+    @property
+    def executor(self) -> ExecutorProtocol:
+        """Where the build's fanned-out work runs: the recipe's ``[executor]``, or ``local``."""
+        return self._components.executor
 
     def flush_stores(self) -> None:
         self._components.flush_stores()

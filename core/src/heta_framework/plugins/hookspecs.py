@@ -26,6 +26,7 @@ from __future__ import annotations
 import pluggy
 
 from heta_framework.plugins.registrars import (
+    ExecutorRegistrar,
     ModelProviderRegistrar,
     ParserRegistrar,
     ProcedureRegistrar,
@@ -94,4 +95,16 @@ def register_procedures(register: ProcedureRegistrar) -> None:
 
     ``register(ProcedureClass)``: the class has a string class attribute ``name``
     and an ``expand()`` method returning the steps (``ProcedureProtocol``).
+    """
+
+
+@hookspec
+def register_executors(register: ExecutorRegistrar) -> None:
+    """Register executors: where a build's fanned-out work runs.
+
+    ``register(ExecutorType(name="ray", factory=..., config_type=...))``: a recipe's
+    ``[executor] type = "ray"`` then runs every step's ``context.map_batches(...)``
+    through ``factory(config, root)``, which satisfies ``ExecutorProtocol``
+    (``heta_framework.contracts.executor``; ``ExecutorSuite`` in
+    ``heta_framework.testing.conformance`` checks it). Core registers ``local``.
     """

@@ -35,6 +35,8 @@ KNOWN_PROVIDERS: dict[str, str] = {
     "whoosh": _FULLTEXT,
     "tantivy": _FULLTEXT,
     "sqlite_graph": _GRAPH,
+    # executors
+    "ray": "heta-plugin-ray",
     # model providers
     "openai": "heta-plugin-openai",
     "local": "heta-plugin-local (embeddings) or heta-plugin-rerank (cross-encoders)",

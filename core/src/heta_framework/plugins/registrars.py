@@ -19,6 +19,7 @@ from heta_framework.errors import PluginError
 if TYPE_CHECKING:
     from heta_framework.common.models import ModelProvider
     from heta_framework.contracts.documents import DocumentParser
+    from heta_framework.contracts.executor import ExecutorType
     from heta_framework.contracts.search import QueryEngineProtocol
     from heta_framework.contracts.steps import KnowledgeStepProtocol, ProcedureProtocol
     from heta_framework.contracts.stores import StoreType
@@ -136,3 +137,16 @@ class ProcedureRegistrar(Registrar["type[ProcedureProtocol]"]):
 
     def problem(self, item: Any) -> str | None:
         return _named_class_problem(item) or (None if callable(getattr(item, "expand", None)) else "the class has no expand() method")
+
+
+class ExecutorRegistrar(Registrar["ExecutorType"]):
+    category = "executors"
+    expects = "an ExecutorType (heta_framework.contracts.executor)"
+
+    def add_executor(self, executor_type: ExecutorType) -> None:
+        self.add(executor_type)
+
+    def problem(self, item: Any) -> str | None:
+        from heta_framework.contracts.executor import ExecutorType
+
+        return None if isinstance(item, ExecutorType) else "wrap the factory in ExecutorType(name, factory, config_type)"

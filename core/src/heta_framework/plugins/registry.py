@@ -106,7 +106,7 @@ def _registration_names(category: str, item: Any) -> list[str]:
 
 
 class PluginRegistry:
-    """Steps, query engines, store types, model providers, parsers and procedures, by name."""
+    """Steps, query engines, store types, model providers, parsers, procedures and executors, by name."""
 
     def __init__(self) -> None:
         self._pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
@@ -292,6 +292,12 @@ class PluginRegistry:
 
     def store_type(self, slot: str, type_name: str) -> Any:
         return self._get("stores", f"{slot}:{type_name}", "store type")
+
+    def executor_type(self, name: str | None) -> Any:
+        """The executor registered as ``name``; ``None``: the default one (core's ``local``)."""
+        if name is None:
+            return next(e for e in self.items["executors"].values() if e.default)
+        return self._get("executors", name, "executor")
 
     def store_types_for(self, slot: str) -> list[Any]:
         return [s for s in self.items["stores"].values() if s.slot == slot]

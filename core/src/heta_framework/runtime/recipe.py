@@ -75,6 +75,14 @@ class ParserConfig:
 
 
 @attrs.frozen
+class ExecutorConfig:
+    """``[executor] type = "ray"`` plus that executor's own options; no table: core's ``local`` executor."""
+
+    type: str
+    options: Mapping[str, Any] = attrs.field(factory=dict, converter=_dict)
+
+
+@attrs.frozen
 class Recipe:
     """What a knowledge base is built from. Steps run in order; procedures expand in place."""
 
@@ -85,6 +93,8 @@ class Recipe:
     #: default options per query mode (``[query.memory_search] weight_recency = 0.5``); a request's own
     #: options override them, and they apply to the mode asked for, not to the modes it composes
     query: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict, converter=_dict)
+    #: where fanned-out work runs (``heta_framework.contracts.executor``); ``None``: in this process
+    executor: ExecutorConfig | None = None
 
     def query_defaults(self, mode: str) -> dict[str, Any]:
         """The recipe's default options for ``mode`` (empty when it sets none)."""
@@ -270,7 +280,7 @@ def _table(data: Mapping[str, Any], key: str, problems: _Problems, *, array: boo
 def structure_recipe(data: Mapping[str, Any], registry: PluginRegistry) -> Recipe:
     """The ``Recipe`` for ``data``; a ``RecipeError`` listing *every* structural problem, each with its field path."""
     problems = _Problems()
-    known = {"models", "stores", "parsers", "steps", "query"}
+    known = {"models", "stores", "parsers", "steps", "query", "executor"}
     extra = sorted(set(data) - known)
     if extra:
         problems.found.append(f"unknown top-level key(s) {', '.join(extra)}; a recipe has {', '.join(sorted(known))} @ $")
@@ -309,9 +319,17 @@ def structure_recipe(data: Mapping[str, Any], registry: PluginRegistry) -> Recip
         mode: problems.attempt(validate_query_defaults, mode, value, registry, f"$.query.{mode}")
         for mode, value in _table(data, "query", problems).items()
     }
+    executor = None
+    if "executor" in data:
+        value = _table(data, "executor", problems)
+        if value and "type" not in value:
+            problems.found.append('the executor needs a \'type\' (for example type = "ray") @ $.executor')
+        elif value:
+            executor = ExecutorConfig(type=value["type"], options={k: v for k, v in value.items() if k != "type"})
+            problems.attempt(validate_executor_options, executor, registry, "$.executor")
     problems.raise_if_any()
     return Recipe(
-        models=KnowledgeModels(**defaults, named=named), stores=stores, parsers=parsers, steps=steps, query=query
+        models=KnowledgeModels(**defaults, named=named), stores=stores, parsers=parsers, steps=steps, query=query, executor=executor,
     )
 
 
@@ -354,6 +372,20 @@ def validate_store_options(slot: str, store: StoreConfig, registry: PluginRegist
             raise _error(path, f"store type {store.type!r} takes no options")
         return None
     return _structure(dict(store.options), store_type.config_type, path)
+
+
+def validate_executor_options(executor: ExecutorConfig | None, registry: PluginRegistry, path: str = "$.executor") -> Any:
+    """The executor type's config object from the recipe's ``[executor]`` options; unknown options are errors."""
+    try:
+        executor_type = registry.executor_type(None if executor is None else executor.type)
+    except UnknownNameError as exc:
+        raise _error(path, str(exc)) from None
+    options = dict(executor.options) if executor is not None else {}
+    if executor_type.config_type is None:
+        if options:
+            raise _error(path, f"executor {executor_type.name!r} takes no options")
+        return None
+    return _structure(options, executor_type.config_type, path)
 
 
 def validate_query_defaults(mode: str, options: Any, registry: PluginRegistry, path: str) -> dict[str, Any]:
@@ -414,6 +446,8 @@ def _unstructure_recipe(recipe: Recipe, *, include_secrets: bool, mask: bool = F
     data["steps"] = [unstructure_step(step) for step in recipe.steps]
     if recipe.query:
         data["query"] = {mode: dict(options) for mode, options in recipe.query.items()}
+    if recipe.executor is not None:
+        data["executor"] = {"type": recipe.executor.type, **dict(recipe.executor.options)}
     return data
 
 

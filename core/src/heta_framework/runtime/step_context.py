@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from heta_framework.contracts.components import ComponentAccessors
 from heta_framework.contracts.progress import ProgressFactory, ProgressHandle, no_progress
@@ -16,8 +16,13 @@ from heta_framework.errors import HetaError
 if TYPE_CHECKING:
     from heta_framework.common.secrets import Secret
     from heta_framework.contracts.documents import DocumentRecord
+    from heta_framework.contracts.executor import BatchFailure, BatchWork, ExecutorProtocol, OnResult
     from heta_framework.contracts.state import CacheProtocol, KnowledgeBaseState
     from heta_framework.plugins.query_engines import QueryEngineRegistry
+    from heta_framework.runtime.recipe import Recipe
+
+B = TypeVar("B")
+R = TypeVar("R")
 
 __all__ = ["ProgressFactory", "ProgressHandle", "StepContext", "StepHost", "no_progress"]
 
@@ -27,6 +32,10 @@ class StepHost(Protocol):
 
     path: Path
     state: KnowledgeBaseState
+    recipe: Recipe
+
+    @property
+    def executor(self) -> ExecutorProtocol: ...
 
     @property
     def query_engines(self) -> QueryEngineRegistry: ...
@@ -164,3 +173,21 @@ class StepContext(ComponentAccessors):
 
     def progress(self, description: str, total: int | None = None) -> ProgressHandle:
         return self._progress(description, total)
+
+    # --- fanned-out work (heta_framework.contracts.executor) -----------------------------
+
+    async def map_batches(
+        self, work: BatchWork[B, R], batches: Sequence[B], *, on_result: OnResult | None = None, limit: int | None = None,
+    ) -> list[R | BatchFailure]:
+        """Run ``work`` over ``batches`` on the recipe's executor: one result (or ``BatchFailure``) per batch, in order."""
+        executor = self.knowledge_base.executor
+        results = await executor.map(work, batches, models=self, on_result=on_result, limit=limit, step=self.step_name)
+        self.count("executor_tasks", len(batches))
+        return results
+
+    def model_config(self, key: str) -> Any:
+        """The recipe's configuration of the model ``key`` (what a worker elsewhere opens its own client from)."""
+        return self.knowledge_base.recipe.models.components()[key]
+
+    def open_model(self, key: str) -> Any:
+        return self.get_component(key)

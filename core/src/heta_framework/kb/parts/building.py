@@ -81,7 +81,7 @@ class Builder:
         loaded.save_catalog()
         run.update(status="done", finished=time.time())
         record.save()
-        return attrs.evolve(report, ingest=ingest)
+        return attrs.evolve(report, ingest=ingest, executor=self._host.executor.counts())
 
 
 def stale_lock_issue(holder: Mapping[str, Any]) -> StepIssue:

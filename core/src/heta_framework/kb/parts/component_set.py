@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from heta_framework.contracts.documents import ParserSet
 from heta_framework.errors import KnowledgeBaseError, UnknownNameError
-from heta_framework.runtime.recipe import Recipe, validate_store_options
+from heta_framework.runtime.recipe import Recipe, validate_executor_options, validate_store_options
 
 if TYPE_CHECKING:
     from heta_framework.plugins.registry import PluginRegistry
@@ -28,6 +28,7 @@ class ComponentSet:
         self.recipe = recipe
         self.registry = registry
         self._open: dict[str, Any] = {}
+        self._executor: Any = None
 
     @functools.cached_property
     def keys(self) -> frozenset[str]:
@@ -78,6 +79,14 @@ class ComponentSet:
             config = validate_store_options(slot_and_name, store, self.registry, f"$.stores.{slot_and_name}")
         return store_type.factory(config, self.path)
 
+    @property
+    def executor(self) -> Any:
+        """The recipe's executor (``[executor]``; core's ``local`` when it names none), opened on first use."""
+        if self._executor is None:
+            config = validate_executor_options(self.recipe.executor, self.registry)
+            self._executor = self.registry.executor_type(self.recipe.executor.type if self.recipe.executor else None).factory(config, self.path)
+        return self._executor
+
     def flush_stores(self) -> None:
         for key, component in self._open.items():
             if key.startswith("stores.") and hasattr(component, "flush"):
@@ -95,6 +104,9 @@ class ComponentSet:
         for key, component in list(self._open.items()):
             _close(key, component)
         self._open.clear()
+        if self._executor is not None:
+            executor, self._executor = self._executor, None
+            _close("the executor", executor)
 
 
 def _close(key: str, component: Any) -> None:

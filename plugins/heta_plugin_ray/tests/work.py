@@ -1,0 +1,42 @@
+"""Batch work the tests fan out: pickled by value to the Ray workers (``ray.cloudpickle.register_pickle_by_value``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class Square:
+    """Squares numbers; raises on a batch holding ``fail_on``; ``hold`` makes the first run of each batch
+    write its worker's pid to ``hold/<first number>.pid`` and wait ``seconds`` (time for a test to kill it)."""
+
+    fail_on: int | None = None
+    hold: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def key(self) -> str:
+        return f"square:{self.fail_on}:{self.hold}"
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return ()
+
+    def prepare(self, models: Mapping[str, Any]) -> Any:
+        return os.getpid()
+
+    async def run(self, prepared: Any, batch: Sequence[int]) -> list[int]:
+        if self.fail_on is not None and self.fail_on in batch:
+            raise ValueError(f"cannot square {self.fail_on}")
+        if self.hold is not None:
+            marker = Path(self.hold) / f"{batch[0]}.pid"
+            if not marker.exists():
+                marker.write_text(str(os.getpid()))
+                await asyncio.sleep(self.seconds)
+        return [n * n for n in batch]
