@@ -6,6 +6,9 @@ import pytest
 
 # Ray reports usage statistics over the network unless told not to: never from a test
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+# the local cluster's processes on 127.0.0.1 only (RayExecutor does the same for a cluster it starts);
+# test_two_nodes.py starts its nodes in processes of their own, without it
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 
 @pytest.fixture(scope="module")

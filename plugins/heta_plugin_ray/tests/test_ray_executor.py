@@ -124,8 +124,9 @@ async def test_a_killed_worker_is_replaced_and_its_batch_runs_again_once(tmp_pat
         handed.append((index, result))
 
     batches = [[2], [3], [4]]
+    started = time.monotonic()
     running = asyncio.ensure_future(
-        executor.map(work.Square(hold=str(tmp_path), seconds=30.0), batches, models=NoModels(), on_result=on_result)
+        executor.map(work.Square(hold=str(tmp_path), hold_on=2, seconds=30.0), batches, models=NoModels(), on_result=on_result)
     )
     try:
         marker = tmp_path / "2.pid"
@@ -138,6 +139,7 @@ async def test_a_killed_worker_is_replaced_and_its_batch_runs_again_once(tmp_pat
     finally:
         executor.close()
     assert results == [[4], [9], [16]]
+    assert time.monotonic() - started < 25  # the killed batch did not wait out its 30 s: it ran again at once
     assert sorted(handed) == [(0, [4]), (1, [9]), (2, [16])]  # each batch once, the killed one included
     assert executor.counts()["retried"] >= 1
 

@@ -74,6 +74,7 @@ def test_work_runs_on_both_nodes_of_a_two_node_cluster(tmp_path):
     port = free_port()
     # token authentication as `ray start` sets it up by default: every node and the driver use ~/.ray/auth_token
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token"}
+    env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)  # set for the local cluster of the other tests; nodes must join here
     # Ray's socket paths must stay under 108 bytes: a short folder, not pytest's tmp_path
     temp = Path(tempfile.mkdtemp(prefix="heta-ray-"))
     common = ["--num-cpus=1", "--disable-usage-stats", f"--temp-dir={temp}"]

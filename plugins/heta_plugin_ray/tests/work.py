@@ -13,11 +13,12 @@ import attrs
 
 @attrs.frozen
 class Square:
-    """Squares numbers; raises on a batch holding ``fail_on``; ``hold`` makes the first run of each batch
-    write its worker's pid to ``hold/<first number>.pid`` and wait ``seconds`` (time for a test to kill it)."""
+    """Squares numbers; raises on a batch holding ``fail_on``; the first run of the batch holding ``hold_on``
+    writes its worker's pid to ``<hold>/<hold_on>.pid`` and waits ``seconds`` (time for a test to kill it)."""
 
     fail_on: int | None = None
     hold: str | None = None
+    hold_on: int | None = None
     seconds: float = 0.0
 
     @property
@@ -34,8 +35,8 @@ class Square:
     async def run(self, prepared: Any, batch: Sequence[int]) -> list[int]:
         if self.fail_on is not None and self.fail_on in batch:
             raise ValueError(f"cannot square {self.fail_on}")
-        if self.hold is not None:
-            marker = Path(self.hold) / f"{batch[0]}.pid"
+        if self.hold is not None and self.hold_on in batch:
+            marker = Path(self.hold) / f"{self.hold_on}.pid"
             if not marker.exists():
                 marker.write_text(str(os.getpid()))
                 await asyncio.sleep(self.seconds)

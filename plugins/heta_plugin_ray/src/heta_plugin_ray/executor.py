@@ -27,6 +27,9 @@ from heta_plugin_ray.worker import BatchWorker
 
 log = logging.getLogger(__name__)
 
+#: read by Ray when it is first imported: "0" keeps a local cluster on 127.0.0.1 (see ``RayExecutor._connect``)
+LOCAL_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
 
 def _non_negative(instance: Any, attribute: attrs.Attribute[float], value: float) -> None:
     if value < 0:
@@ -95,6 +98,10 @@ class RayExecutor:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         address = self.config.address
         node_ip = self.config.node_ip_address or (None if address else "127.0.0.1")
+        if not address:
+            # Ray's switch for single-machine clusters (named for Windows and macOS, where it is on by default):
+            # every Ray process of the local cluster then uses the loopback address, never the machine's own
+            os.environ.setdefault(LOCAL_ONLY_ENV, "0")
         if address and "RAY_AUTH_MODE" not in os.environ and (Path.home() / ".ray" / "auth_token").is_file():
             # `ray start` turned token authentication on when it found this token: a driver must ask for it too
             # (read when Ray is first imported; a program that imported Ray itself sets RAY_AUTH_MODE=token)
