@@ -12,6 +12,7 @@ from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument
 from heta_framework.kb.executor import BatchFailure, batched
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements
 from heta_framework.testing import inline_plugin, make_registry
+from heta_framework.testing.conformance import ExecutorSuite
 
 
 @attrs.define
@@ -38,6 +39,12 @@ class Doubling:
         if self.fail_on in batch:
             raise ValueError(f"no {self.fail_on}")
         return [n * factor for n in batch]
+
+
+class TestLocalExecutor(ExecutorSuite):
+    @pytest.fixture
+    def executor(self):
+        return LocalExecutor()
 
 
 class NoModels:

@@ -17,6 +17,7 @@ from heta_framework.kb import KnowledgeBase, Recipe
 from heta_framework.kb.documents import content_hash, iter_chunks
 from heta_framework.kb.executor import BatchFailure
 from heta_framework.plugins.registry import PluginRegistry
+from heta_framework.testing.conformance import ExecutorSuite
 from heta_plugin_ray import RayExecutor, RayExecutorConfig
 from heta_plugin_vector.cache import CACHE_NAME, EmbeddingCache
 from ray import cloudpickle as ray_cloudpickle
@@ -49,6 +50,12 @@ batch_size = 16
 [[steps]]
 step = "index_vectors"
 """
+
+
+class TestRayExecutor(ExecutorSuite):
+    @pytest.fixture
+    def executor(self, local_cluster):
+        return RayExecutor(RayExecutorConfig(num_workers=2))
 
 
 class NoModels:

@@ -25,6 +25,7 @@ suite                       contract                    fixture to provide
 ``LanguageClientSuite``     ``LanguageClient``          ``language_client`` (+ ``scripted_reply``)
 ``RerankClientSuite``       ``RerankClient``            ``rerank_client``
 ``QueryEngineSuite``        ``QueryEngineProtocol``     ``knowledge_base``, ``mode``, ``known_query``
+``ExecutorSuite``           ``ExecutorProtocol``        ``executor``
 ==========================  ==========================  =============================================
 
 ``store_factory(root)`` must open the *same* store again when called again with
@@ -50,10 +51,12 @@ _SUITES = {
     "LanguageClientSuite": "clients",
     "RerankClientSuite": "clients",
     "QueryEngineSuite": "query_engine",
+    "ExecutorSuite": "executor",
 }
 
 __all__ = [
     "EmbeddingClientSuite",
+    "ExecutorSuite",
     "GraphStoreSuite",
     "KnowledgeBaseStateSuite",
     "LanguageClientSuite",
