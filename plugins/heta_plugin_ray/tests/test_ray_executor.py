@@ -105,6 +105,18 @@ def test_a_ray_build_is_the_local_build(tmp_path, local_cluster):
     assert counts["failed"] == 0
 
 
+def test_a_rebuild_on_the_other_executor_reuses_the_cache(tmp_path, local_cluster):
+    local = build(tmp_path / "kb", "")
+    embedded = next(s for s in local["report"].steps if s.name == "embed_chunks").stats["embedded_texts"]
+    registry = PluginRegistry.from_entry_points()
+    recipe = Recipe.from_toml(RECIPE.format(executor='[executor]\ntype = "ray"', model=MODEL), registry)
+    with KnowledgeBase(tmp_path / "kb", recipe, registry) as kb:
+        report = kb.sync.build(rebuild=True)
+        stats = next(s for s in report.steps if s.name == "embed_chunks").stats
+        assert stats["cache_hits"] == embedded and stats.get("embedded_texts", 0) == 0 and stats["executor_tasks"] == 0
+        assert report.executor["executor"] == "ray"
+
+
 async def test_work_that_raises_fails_its_batch_and_the_others_finish(local_cluster):
     executor = RayExecutor(RayExecutorConfig(num_workers=2))
     seen = []
