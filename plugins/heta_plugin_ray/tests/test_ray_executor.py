@@ -83,15 +83,21 @@ def build(path: Path, executor: str) -> dict:
         }
         return {
             "documents": sorted(kb.documents), "chunks": sorted(c.id for c in chunks), "vectors": vectors,
-            "rankings": rankings, "counts": kb.executor.counts(), "report": report,
+            "rankings": rankings, "counts": kb.executor.counts(), "report": report, "path": path,
         }
     finally:
         kb.close()
 
 
-def test_a_ray_build_is_the_local_build(tmp_path, local_cluster):
-    local = build(tmp_path / "local", "")
-    ray_built = build(tmp_path / "ray", '[executor]\ntype = "ray"\nnum_workers = 2')
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory, local_cluster):
+    """The bundled articles built by the local executor and by the ray executor (once for the module)."""
+    folder = tmp_path_factory.mktemp("builds")
+    return build(folder / "local", ""), build(folder / "ray", '[executor]\ntype = "ray"\nnum_workers = 2')
+
+
+def test_a_ray_build_is_the_local_build(builds):
+    local, ray_built = builds
     assert ray_built["documents"] == local["documents"] and len(local["documents"]) >= 10
     assert ray_built["chunks"] == local["chunks"]
     assert ray_built["rankings"] == local["rankings"]
@@ -105,12 +111,12 @@ def test_a_ray_build_is_the_local_build(tmp_path, local_cluster):
     assert counts["failed"] == 0
 
 
-def test_a_rebuild_on_the_other_executor_reuses_the_cache(tmp_path, local_cluster):
-    local = build(tmp_path / "kb", "")
+def test_a_rebuild_on_the_other_executor_reuses_the_cache(builds):
+    local = builds[0]
     embedded = next(s for s in local["report"].steps if s.name == "embed_chunks").stats["embedded_texts"]
     registry = PluginRegistry.from_entry_points()
     recipe = Recipe.from_toml(RECIPE.format(executor='[executor]\ntype = "ray"', model=MODEL), registry)
-    with KnowledgeBase(tmp_path / "kb", recipe, registry) as kb:
+    with KnowledgeBase(local["path"], recipe, registry) as kb:
         report = kb.sync.build(rebuild=True)
         stats = next(s for s in report.steps if s.name == "embed_chunks").stats
         assert stats["cache_hits"] == embedded and stats.get("embedded_texts", 0) == 0 and stats["executor_tasks"] == 0
