@@ -24,7 +24,7 @@ from heta_plugin_vector.cache import CACHE_NAME, EmbeddingCache
 from ray import cloudpickle as ray_cloudpickle
 
 sys.path.insert(0, str(Path(__file__).parent))
-import work  # noqa: E402
+import heta_ray_test_work as work  # noqa: E402
 
 ray_cloudpickle.register_pickle_by_value(work)  # the workers cannot import the tests folder
 

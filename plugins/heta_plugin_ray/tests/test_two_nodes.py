@@ -26,7 +26,7 @@ DRIVER = """
 import asyncio, json, sys
 sys.path.insert(0, {tests!r})
 from ray import cloudpickle
-import work
+import heta_ray_test_work as work
 cloudpickle.register_pickle_by_value(work)
 from heta_plugin_ray import RayExecutor, RayExecutorConfig
 
