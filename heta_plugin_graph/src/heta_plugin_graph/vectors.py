@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from heta_framework.common.tasks import gather_or_cancel
 from heta_framework.kb.documents import content_hash
 
 from heta_plugin_graph.extraction.nlp import CO_OCCURS
@@ -88,15 +89,8 @@ async def embed_distinct(embedder: Any, texts: Sequence[str], *, context: Any = 
         if cache is not None:
             cache.put_many({keys[r]: np.ascontiguousarray(part[i]).tobytes() for i, r in enumerate(rows)})
 
-    tasks = [asyncio.ensure_future(embed_batch(missing[start : start + batch_size])) for start in range(0, len(missing), batch_size)]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        # the first failure is raised as it is; the other batches stop, and every one that finished is cached
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+    # the first failure is raised as it is; the other batches stop, and every one that finished is cached
+    await gather_or_cancel(embed_batch(missing[start : start + batch_size]) for start in range(0, len(missing), batch_size))
     assert matrix is not None
     if context is not None:
         context.count("embedded_texts", len(missing))

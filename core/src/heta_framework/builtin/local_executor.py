@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from heta_framework.common.tasks import gather_or_cancel
 from heta_framework.common.validators import positive_whole_number
 from heta_framework.contracts.executor import BatchFailure, BatchWork, ExecutorType, ModelSource, OnResult
 
@@ -50,15 +51,8 @@ class LocalExecutor:
                 if on_result is not None:
                     await on_result(index, result)
 
-        tasks = [asyncio.ensure_future(one(i, batch)) for i, batch in enumerate(batches)]
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            # a failing on_result (or a cancel) stops the other batches; the ones that finished were handed over
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        # a failing on_result (or a cancel) stops the other batches; the ones that finished were handed over
+        await gather_or_cancel(one(i, batch) for i, batch in enumerate(batches))
         return results
 
     def counts(self) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from heta_framework.common.tasks import gather_or_cancel
 from heta_framework.common.validators import whole_number
 from heta_framework.errors import ExecutorError
 from heta_framework.kb.executor import BatchFailure, BatchWork, ModelSource, OnResult
@@ -177,14 +178,7 @@ class RayExecutor:
                     await on_result(index, result)
 
         drivers = pool[: max(1, min(len(pool), limit or len(pool)))]
-        tasks = [asyncio.ensure_future(drive(actor)) for actor in drivers]
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        await gather_or_cancel(drive(actor) for actor in drivers)
         self._counts["retried"] += await asyncio.to_thread(self._restarts, pool)
         return results
 
