@@ -1,23 +1,15 @@
 """Workspace-wide test settings (each distribution's own tests/conftest.py holds its fixtures).
 
-``make test`` runs the suite on every core with pytest-xdist (``--dist loadgroup``). Tests that share
-one expensive server per session (a PostgreSQL server from the pgserver wheel) run on one worker
-together, so the server starts once, not once per worker.
+``make test`` runs the suite on every core with pytest-xdist (``--dist loadscope``: a module's tests stay
+on one worker, so its module fixtures run once). Modules marked ``slow`` are handed out first: a
+minute-long module started last would leave the other workers idle while it finishes.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent
-
-#: folder (relative to the workspace) -> xdist group: every test under it runs on one worker
-ONE_WORKER = {
-    "plugins/heta_plugin_postgres/tests": "postgres",
-}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -32,8 +24,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        path = Path(str(item.path))
-        for folder, group in ONE_WORKER.items():
-            if path.is_relative_to(ROOT / folder):
-                item.add_marker(pytest.mark.xdist_group(group))
+    # longest first is the classic greedy schedule; "slow" is the cost estimate we have. A stable sort by
+    # module keeps every module's tests together and in their order (xdist requires the same order on
+    # every worker, which a deterministic sort gives)
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow_modules)

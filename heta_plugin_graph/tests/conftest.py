@@ -16,8 +16,9 @@ from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDoc
 from heta_framework.common.models import EmbeddingModel, LanguageModel
 from heta_framework.kb import KnowledgeModels
 from heta_framework.testing import make_registry
-from heta_framework.testing.http import ScriptedServer, chat_completion_body, last_user_message
+from heta_framework.testing.http import ScriptedServer, chat_completion_body
 from heta_plugin_graph.normalize import normalize_name
+from heta_plugin_graph.testing import chunk_text, prompt_message, request_kind
 from heta_plugin_local import create_client
 
 import heta_plugin_graph
@@ -65,23 +66,6 @@ def llm_models(server: ScriptedServer, **options: Any) -> KnowledgeModels:
         ),
         embedding=EmbeddingModel(model_name=MODEL),
     )
-
-
-def request_kind(request) -> str:
-    """Which graph prompt a chat request carries, from its JSON schema."""
-    schema = request.json["response_format"]["json_schema"]["schema"]
-    return next(iter(schema["properties"]))  # entities | relations | groups | decisions
-
-
-def prompt_message(request) -> str:
-    """The user message that carries the task (a retry appends the validation error after it)."""
-    users = [m["content"] for m in request.json["messages"] if m["role"] == "user"]
-    return next((m for m in users if "<<<" in m or "Group " in m or "Item " in m), last_user_message(request))
-
-
-def chunk_text(request) -> str:
-    message = prompt_message(request)
-    return message.split("<<<\n", 1)[1].rsplit("\n>>>", 1)[0] if "<<<" in message else message
 
 
 class World:

@@ -8,6 +8,8 @@ heta-plugin-openai) and pytest. A conftest takes what it needs::
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +17,7 @@ import pytest
 from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
 from heta_framework.common.models import EmbeddingModel, LanguageModel
 from heta_framework.kb import KnowledgeModels, Recipe, SourceDocument
-from heta_framework.testing.http import ScriptedServer
+from heta_framework.testing.http import RecordedRequest, Reply, ScriptedServer, chat_completion_body, last_user_message
 
 from heta_plugin_graph.procedure import HetaGraphProcedure
 
@@ -80,3 +82,54 @@ def local_model() -> Any:
 def server() -> Iterator[ScriptedServer]:
     with ScriptedServer() as scripted:
         yield scripted
+
+
+# --- a scripted extraction model ----------------------------------------------------------------------
+
+
+def request_kind(request: RecordedRequest) -> str:
+    """Which graph prompt a chat request carries, from its JSON schema: entities | relations | groups | decisions."""
+    schema = request.json["response_format"]["json_schema"]["schema"]
+    return next(iter(schema["properties"]))
+
+
+def prompt_message(request: RecordedRequest) -> str:
+    """The user message that carries the task (a retry appends the validation error after it)."""
+    users = [m["content"] for m in request.json["messages"] if m["role"] == "user"]
+    return next((m for m in users if "<<<" in m or "Group " in m or "Item " in m), last_user_message(request))
+
+
+def chunk_text(request: RecordedRequest) -> str:
+    """The chunk an extraction request is about (between the prompt's ``<<<`` and ``>>>``)."""
+    message = prompt_message(request)
+    return message.split("<<<\n", 1)[1].rsplit("\n>>>", 1)[0] if "<<<" in message else message
+
+
+class CapitalisedExtractor:
+    """A scripted extraction model for any text: the entities of a chunk are its capitalised words (the first
+    ``max_entities`` distinct ones), and each listed entity relates to the next. What it answers depends on
+    the request alone, so builds on any executor get the same graph; ``delay`` seconds per answer stand for a
+    remote model's latency. ``server.respond("chat/completions", CapitalisedExtractor(delay=0.5))``.
+    """
+
+    WORD = re.compile(r"\b[A-Z][a-z]{3,}\b")
+
+    def __init__(self, *, delay: float = 0.0, max_entities: int = 6):
+        self.delay = delay
+        self.max_entities = max_entities
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        kind = request_kind(request)
+        if kind == "entities":
+            names = list(dict.fromkeys(self.WORD.findall(chunk_text(request))))[: self.max_entities]
+            answer = {"entities": [{"name": n, "type": "concept", "description": f"{n} is mentioned.", "attributes": []} for n in names]}
+        elif kind == "relations":
+            listed = [line[2:] for line in prompt_message(request).split("\n") if line.startswith("- ")]
+            answer = {"relations": [
+                {"source": a, "target": b, "type": "related_to", "name": "related to", "description": f"{a} and {b}."}
+                for a, b in zip(listed, listed[1:])
+            ]}
+        else:
+            raise AssertionError(f"CapitalisedExtractor answers extraction only, not {kind}")
+        body = chat_completion_body(json.dumps(answer), prompt_tokens=50, completion_tokens=20)
+        return Reply(body=body, delay=self.delay)

@@ -27,6 +27,7 @@ class LocalExecutorConfig:
 
 class LocalExecutor:
     name = "local"
+    in_process = True
 
     def __init__(self, config: LocalExecutorConfig | None = None):
         self.config = config or LocalExecutorConfig()

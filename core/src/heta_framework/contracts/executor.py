@@ -79,6 +79,12 @@ class ExecutorProtocol(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def in_process(self) -> bool:
+        """True when work runs in the driver's process, on its event loop (``local``): a step may then share
+        driver-side objects with it (one cache, one limiter) instead of sending batches."""
+        ...
+
     async def map(
         self, work: BatchWork[B, R], batches: Sequence[B], *, models: ModelSource, on_result: OnResult | None = None,
         limit: int | None = None, step: str = "",

@@ -157,6 +157,11 @@ class StepContextProtocol(ComponentAccessProtocol, Protocol):
         flight. The step writes the results (``on_result`` as each batch returns)."""
         ...
 
+    @property
+    def executor_in_process(self) -> bool:
+        """True when ``map_batches`` runs work in this process (the ``local`` executor)."""
+        ...
+
 
 @runtime_checkable
 class KnowledgeStepProtocol(Protocol):

@@ -185,6 +185,13 @@ class StepContext(ComponentAccessors):
         self.count("executor_tasks", len(batches))
         return results
 
+    @property
+    def executor_in_process(self) -> bool:
+        """True when ``map_batches`` runs work in this process (the ``local`` executor): a step may then keep
+        driver-side behaviour, such as one cache and one limiter shared by every call, instead of batches."""
+        # an executor that does not say runs work elsewhere: batches work on any executor
+        return bool(getattr(self.knowledge_base.executor, "in_process", False))
+
     def model_config(self, key: str) -> Any:
         """The recipe's configuration of the model ``key`` (what a worker elsewhere opens its own client from)."""
         return self.knowledge_base.recipe.models.components()[key]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import attrs
 from heta_framework.common.models import Message
 
 from heta_plugin_graph.normalize import normalize_name
@@ -139,10 +140,13 @@ def validate_entities(value: Any) -> str | None:
     return None
 
 
-def relation_validator(entity_names: Iterable[str]):
-    known = {normalize_name(n) for n in entity_names}
+@attrs.frozen
+class RelationValidator:
+    """Checks a relations answer against the chunk's entity names (an object, so it pickles to a worker)."""
 
-    def validate(value: Any) -> str | None:
+    known: frozenset[str]
+
+    def __call__(self, value: Any) -> str | None:
         if not isinstance(value, Mapping) or not isinstance(value.get("relations"), list):
             return "the answer must be an object with a 'relations' list"
         for index, relation in enumerate(value["relations"]):
@@ -153,13 +157,15 @@ def relation_validator(entity_names: Iterable[str]):
                 if not _non_empty_string(relation.get(field)):
                     return f"{where}.{field} must be a non-empty string"
             for field in ("source", "target"):
-                if normalize_name(relation[field]) not in known:
+                if normalize_name(relation[field]) not in self.known:
                     return f"{where}.{field} {relation[field]!r} is not one of the listed entities"
             if not isinstance(relation.get("description", ""), str):
                 return f"{where}.description must be a string"
         return None
 
-    return validate
+
+def relation_validator(entity_names: Iterable[str]) -> RelationValidator:
+    return RelationValidator(frozenset(normalize_name(n) for n in entity_names))
 
 
 def entities_from_answer(value: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -138,10 +138,9 @@ class JsonLlmCaller:
         schema: Mapping[str, Any],
         validate: Validator,
     ) -> LlmOutcome:
-        key = cache_key(self.model_name, self.prompt_version, kind, subject_text + "\x1e" + json.dumps(schema, sort_keys=True))
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            self._count("cache_hits", 1)
-            return LlmOutcome(hit.status, hit.value, hit.error, hit.attempts, cached=True)
+        key = self.key(kind, subject_text, schema)
+        if (hit := self.cached(key)) is not None:
+            return hit
         conversation = list(messages)
         error = ""
         in_flight: list = []
@@ -181,6 +180,22 @@ class JsonLlmCaller:
             ]
         self._store(key, CachedAnswer("invalid", None, error, self.max_attempts))
         return LlmOutcome("invalid", error=error, attempts=self.max_attempts)
+
+    def key(self, kind: str, subject_text: str, schema: Mapping[str, Any]) -> str:
+        """The cache key of a question: the model, the prompt version, what it is about and the schema asked for."""
+        return cache_key(self.model_name, self.prompt_version, kind, subject_text + "\x1e" + json.dumps(schema, sort_keys=True))
+
+    def cached(self, key: str) -> LlmOutcome | None:
+        """The answer the cache holds for ``key`` (counted as a cache hit), or ``None``."""
+        if self.cache is None or (hit := self.cache.get(key)) is None:
+            return None
+        self._count("cache_hits", 1)
+        return LlmOutcome(hit.status, hit.value, hit.error, hit.attempts, cached=True)
+
+    def keep(self, key: str, outcome: LlmOutcome) -> None:
+        """Cache an outcome made elsewhere (a worker with no cache): answers, valid or not, never a failed call."""
+        if outcome.status != "call_failed":
+            self._store(key, CachedAnswer(outcome.status, outcome.value, outcome.error, outcome.attempts))
 
     def _store(self, key: str, answer: CachedAnswer) -> None:
         if self.cache is not None:

@@ -9,6 +9,7 @@ from heta_framework.common.validators import positive_whole_number
 from heta_framework.errors import HetaError
 from heta_framework.kb.steps import ComponentRef, model_ref
 
+from heta_plugin_graph.llm.asking import CallSettings
 from heta_plugin_graph.llm.cache import STATE_CACHE_NAME, StateLlmCache
 from heta_plugin_graph.llm.calls import JsonLlmCaller
 
@@ -74,6 +75,11 @@ def make_caller(context: Any, model: str | None, *, prompt_version: str, concurr
         max_attempts=max_attempts,
         timeout=timeout,
     )
+
+
+def call_settings(model: str | None, prompt_version: str, concurrency: int, max_attempts: int, timeout: float) -> CallSettings:
+    """How a step asks the language model ``model`` (``ask_json``), from its options."""
+    return CallSettings(language_ref(model).key, prompt_version, concurrency, max_attempts, timeout)
 
 
 def report_llm_failure(context: Any, outcome: Any, *, subject: tuple[str, str], what: str, action: str, outcome_text: str) -> None:

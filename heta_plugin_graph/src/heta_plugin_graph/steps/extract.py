@@ -25,16 +25,18 @@ from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepConte
 from heta_plugin_graph.draft import DOCUMENTS_PER_FILE, EXTRACT_PREFIX, extraction_key, forget_documents
 from heta_plugin_graph.extraction import llm as llm_extraction
 from heta_plugin_graph.extraction import nlp as nlp_extraction
-from heta_plugin_graph.llm.calls import gather_calls
+from heta_plugin_graph.llm.asking import CallSettings, JsonRequest, ask_json
+from heta_plugin_graph.llm.calls import LlmOutcome
 from heta_plugin_graph.normalize import normalize_name
 from heta_plugin_graph.steps.common import (
     EXTRACTION_KEYS,
     RELATIONS_EXTRACTED,
+    call_settings,
     check_extractor,
     check_positive,
     extraction_chunk_keys,
     language_ref,
-    make_caller,
+    llm_cache,
     report_llm_failure,
 )
 
@@ -88,6 +90,9 @@ class ExtractEntities:
             components.add(language_ref(self.model))
         return StepRequirements(components=frozenset(components), artifacts=frozenset({"chunk_keys"}))
 
+    def _settings(self) -> CallSettings:
+        return call_settings(self.model, llm_extraction.PROMPT_VERSION, self.concurrency, self.max_attempts, self.timeout)
+
     @property
     def capabilities(self) -> StepCapabilities:
         return StepCapabilities(artifacts=frozenset({EXTRACTION_KEYS}))
@@ -101,28 +106,27 @@ class ExtractEntities:
             found = await in_thread(lambda: [nlp_extraction.extract_entities(u.text, options) for u in units])
             progress.advance(len(units))
         else:
-            caller = make_caller(
-                context, self.model, prompt_version=llm_extraction.PROMPT_VERSION,
-                concurrency=self.concurrency, max_attempts=self.max_attempts, timeout=self.timeout,
-            )
+            requests = [
+                JsonRequest("entities", u.text, llm_extraction.entity_messages(u.text), llm_extraction.ENTITY_SCHEMA,
+                            llm_extraction.validate_entities)
+                for u in units
+            ]
 
-            async def extract(unit: Chunk) -> list[dict[str, Any]]:
-                outcome = await caller.call(
-                    kind="entities", subject_text=unit.text, messages=llm_extraction.entity_messages(unit.text),
-                    schema=llm_extraction.ENTITY_SCHEMA, validate=llm_extraction.validate_entities,
-                )
+            def done(index: int, outcome: LlmOutcome) -> None:
                 progress.advance()
                 if outcome.status != "valid":
+                    unit = units[index]
                     report_llm_failure(
                         context, outcome, subject=("chunk", unit.id), what=f"entities of chunk {unit.id}",
                         action="skipped_chunk", outcome_text="No entities were taken from this chunk; the build went on.",
                     )
                     retry_if_unreachable(context, outcome, unit)
-                    return []
-                return llm_extraction.entities_from_answer(outcome.value)[: self.max_entities_per_chunk * 4]
 
-            found = await gather_calls(extract(u) for u in units)
-            context.stats["llm_peak_concurrency"] = max(context.stats["llm_peak_concurrency"], caller.limiter.peak)
+            outcomes = await ask_json(context, self._settings(), requests, cache=llm_cache(context), on_outcome=done)
+            found = [
+                llm_extraction.entities_from_answer(o.value)[: self.max_entities_per_chunk * 4] if o.status == "valid" else []
+                for o in outcomes
+            ]
         progress.close()
         entities_of = {u.id: f for u, f in zip(units, found)}
         extractions = []
@@ -168,6 +172,9 @@ class ExtractRelations:
             components.add(language_ref(self.model))
         return StepRequirements(components=frozenset(components), artifacts=frozenset({"chunk_keys", EXTRACTION_KEYS}))
 
+    def _settings(self) -> CallSettings:
+        return call_settings(self.model, llm_extraction.PROMPT_VERSION, self.concurrency, self.max_attempts, self.timeout)
+
     @property
     def capabilities(self) -> StepCapabilities:
         return StepCapabilities(artifacts=frozenset({RELATIONS_EXTRACTED}))
@@ -186,33 +193,32 @@ class ExtractRelations:
             )
             progress.advance(len(work))
         else:
-            caller = make_caller(
-                context, self.model, prompt_version=llm_extraction.PROMPT_VERSION,
-                concurrency=self.concurrency, max_attempts=self.max_attempts, timeout=self.timeout,
-            )
-
-            async def extract(record: dict[str, Any], unit: Chunk) -> list[dict[str, Any]]:
+            asked = []  # (index in work, request): a chunk with fewer than two entities has no relation to ask about
+            for index, (record, unit) in enumerate(work):
                 names = list(dict.fromkeys(e["name"] for e in record["entities"]))
                 if len(names) < 2:
                     progress.advance()
-                    return []
-                outcome = await caller.call(
-                    kind="relations", subject_text=unit.text + "\x1e" + "\n".join(names),
-                    messages=llm_extraction.relation_messages(unit.text, names),
-                    schema=llm_extraction.RELATION_SCHEMA, validate=llm_extraction.relation_validator(names),
-                )
+                    continue
+                asked.append((index, JsonRequest(
+                    "relations", unit.text + "\x1e" + "\n".join(names), llm_extraction.relation_messages(unit.text, names),
+                    llm_extraction.RELATION_SCHEMA, llm_extraction.relation_validator(names),
+                )))
+
+            def done(position: int, outcome: LlmOutcome) -> None:
                 progress.advance()
                 if outcome.status != "valid":
+                    unit = work[asked[position][0]][1]
                     report_llm_failure(
                         context, outcome, subject=("chunk", unit.id), what=f"relations of chunk {unit.id}",
                         action="skipped_chunk", outcome_text="No relations were taken from this chunk; its entities were kept.",
                     )
                     retry_if_unreachable(context, outcome, unit)
-                    return []
-                return llm_extraction.relations_from_answer(outcome.value)[: self.max_relations_per_chunk * 4]
 
-            found = await gather_calls((extract(record, unit) for record, unit in work))
-            context.stats["llm_peak_concurrency"] = max(context.stats["llm_peak_concurrency"], caller.limiter.peak)
+            outcomes = await ask_json(context, self._settings(), [r for _, r in asked], cache=llm_cache(context), on_outcome=done)
+            found = [[] for _ in work]
+            for (index, _), outcome in zip(asked, outcomes):
+                if outcome.status == "valid":
+                    found[index] = llm_extraction.relations_from_answer(outcome.value)[: self.max_relations_per_chunk * 4]
         progress.close()
         for (record, unit), relations in zip(work, found):
             by_name = {normalize_name(e["name"]): e for e in record["entities"]}

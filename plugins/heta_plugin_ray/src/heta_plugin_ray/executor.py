@@ -81,6 +81,7 @@ def _check_reachable(address: str, timeout: float) -> None:
 
 class RayExecutor:
     name = "ray"
+    in_process = False
 
     def __init__(self, config: RayExecutorConfig):
         self.config = config

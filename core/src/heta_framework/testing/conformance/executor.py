@@ -41,7 +41,7 @@ class Timed:
         await asyncio.sleep(self.seconds)
         if self.fail_on is not None and self.fail_on in batch:
             raise ValueError(f"refusing {self.fail_on}")
-        return {"squares": [n * n for n in batch], "prepared": prepared, "span": (started, time.time())}
+        return {"squares": [n * n for n in batch], "prepared": prepared, "span": (started, time.time()), "pid": os.getpid()}
 
 
 class NoModels:
@@ -120,3 +120,10 @@ class ExecutorSuite:
         counts = executor.counts()
         assert counts["executor"] == executor.name and counts["tasks"] == 3
         assert sum(counts["workers"].values()) == 3
+
+    async def test_says_whether_work_runs_in_this_process(self, executor, run_map):
+        # steps keep driver-side behaviour (one shared cache and limiter) only for an in-process executor
+        results = await run_map(Timed(seconds=0.01), [[1]])
+        assert isinstance(executor.in_process, bool)
+        if executor.in_process:
+            assert results[0]["pid"] == os.getpid()
