@@ -29,6 +29,9 @@ COMPONENT_TITLES = {
     "remote_embedding": "Remote embedding at 200 ms per call: throughput by the concurrency option — `python bench/bench_remote_embedding.py`",
     "encoder_beside_python": "The local encoder traced (TorchScript) against eager, alone and beside busy Python — `python bench/bench_encoder_beside_python.py`",
     "composed_turns": "Composed modes against their slowest base mode, taking turns query by query — `python bench/bench_composed_turns.py`",
+    "executor": "The ray executor against local on CPU work (embed_chunks) — `python bench/bench_executor.py`",
+    "executor_llm": "The ray executor on LLM extraction against a scripted model answering in 0.5 s: workers 1 to 8 — `python bench/bench_executor_llm.py`",
+    "replicas": "`heta serve` replicas over one PostgreSQL knowledge base, a build committed under load — `python bench/bench_replicas.py`",
     "ocr": "OCR fallback (heta-plugin-ocr, RapidOCR) on generated scanned pages: seconds per page, character accuracy — `python bench/bench_ocr.py`",
 }
 

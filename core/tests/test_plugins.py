@@ -286,6 +286,16 @@ def test_heta_load_plugins_loads_only_the_named_plugins(site, monkeypatch, value
     assert "sql_text_search" in registry.query_engine_registry().modes  # core's own plugin always loads
 
 
+def test_only_loads_just_the_named_plugins_within_heta_load_plugins(site, monkeypatch):
+    # what an executor's worker asks for: the one plugin that provides its model
+    install_fake_distribution(site, "heta-plugin-one", "plugin_one", GOOD_PLUGIN)
+    install_fake_distribution(site, "heta-plugin-two", "plugin_two", SECOND_PLUGIN)
+    modes = set(PluginRegistry.from_entry_points(only=["heta-plugin-two"]).query_engine_registry().modes)
+    assert "second_search" in modes and "echo_search" not in modes and "sql_text_search" in modes
+    monkeypatch.setenv("HETA_LOAD_PLUGINS", "heta-plugin-one")  # the user's choice still holds: nothing of two loads
+    assert "second_search" not in PluginRegistry.from_entry_points(only=["heta-plugin-two"]).query_engine_registry().modes
+
+
 def test_heta_trace_plugins_logs_every_hook_call(site, monkeypatch, capsys):
     install_fake_distribution(site, "heta-plugin-one", "plugin_one", GOOD_PLUGIN)
     install_fake_distribution(site, "heta-plugin-half", "half_plugin", HALF_WAY_PLUGIN)

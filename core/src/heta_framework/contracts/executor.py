@@ -56,11 +56,14 @@ class BatchFailure:
 
 class ModelSource(Protocol):
     """What an executor may open models from: the driver's open clients, and their recipe configs for workers
-    elsewhere (which open their own through the plugins installed there)."""
+    elsewhere (which open their own through the plugins installed there; ``model_plugin`` names the plugin
+    that provides a model, so a worker can load that one alone)."""
 
     def model_config(self, key: str) -> Any: ...
 
     def open_model(self, key: str) -> Any: ...
+
+    def model_plugin(self, key: str) -> str: ...
 
 
 #: called with (batch index, result) as each batch finishes, on the driver's event loop

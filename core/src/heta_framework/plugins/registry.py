@@ -119,14 +119,19 @@ class PluginRegistry:
     # --- construction --------------------------------------------------------------
 
     @classmethod
-    def from_entry_points(cls, *, strict: bool = False) -> PluginRegistry:
+    def from_entry_points(cls, *, strict: bool = False, only: Iterable[str] | None = None) -> PluginRegistry:
         """Core's built-in plugin plus every plugin installed under the ``heta`` entry-point group.
 
+        ``only``: load just these plugins (entry-point or distribution names), as an executor's worker does
+        that needs one model provider and should not pay for importing every plugin.
         Raises ``ForeignCoreError`` first when another project's ``heta_framework`` is installed.
         """
         check_core_distribution()
         registry = cls._with_defaults(strict=strict)
         wanted = _plugins_to_load()
+        if only is not None:
+            chosen = {_normalise(name) for name in only}
+            wanted = chosen if wanted is None else wanted & chosen
         for entry_point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
             distribution = entry_point.dist.name if entry_point.dist else entry_point.value
             version = entry_point.dist.version if entry_point.dist else ""

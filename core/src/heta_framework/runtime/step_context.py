@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from heta_framework.contracts.executor import BatchFailure, BatchWork, ExecutorProtocol, OnResult
     from heta_framework.contracts.state import CacheProtocol, KnowledgeBaseState
     from heta_framework.plugins.query_engines import QueryEngineRegistry
+    from heta_framework.plugins.registry import PluginRegistry
     from heta_framework.runtime.recipe import Recipe
 
 B = TypeVar("B")
@@ -33,6 +34,7 @@ class StepHost(Protocol):
     path: Path
     state: KnowledgeBaseState
     recipe: Recipe
+    registry: PluginRegistry
 
     @property
     def executor(self) -> ExecutorProtocol: ...
@@ -198,3 +200,8 @@ class StepContext(ComponentAccessors):
 
     def open_model(self, key: str) -> Any:
         return self.get_component(key)
+
+    def model_plugin(self, key: str) -> str:
+        """The plugin that provides the model ``key`` ("" when core does): a worker elsewhere loads only it."""
+        config = self.model_config(key)
+        return self.knowledge_base.registry.owner("model_providers", f"{config.kind}:{config.provider}")

@@ -139,7 +139,8 @@ class RayExecutor:
                 max_restarts=self.config.max_retries, max_task_retries=self.config.max_retries, max_concurrency=1,
             )
             configs = {name: models.model_config(name) for name in work.models}
-            self._pools[key] = [actor.remote(configs) for _ in range(self.config.num_workers)]
+            plugins = {name: models.model_plugin(name) for name in work.models}
+            self._pools[key] = [actor.remote(configs, plugins) for _ in range(self.config.num_workers)]
         return self._pools[key]
 
     # --- ExecutorProtocol ---------------------------------------------------------------------------

@@ -10,10 +10,11 @@ from typing import Any
 class BatchWorker:
     """Made a Ray actor by ``RayExecutor`` (``ray.remote(BatchWorker)``), so it imports without Ray here."""
 
-    def __init__(self, model_configs: Mapping[str, Any]):
+    def __init__(self, model_configs: Mapping[str, Any], model_plugins: Mapping[str, str]):
         import ray
 
         self._configs = dict(model_configs)
+        self._plugins = dict(model_plugins)
         self._models: dict[str, Any] = {}
         self._prepared: dict[str, Any] = {}
         context = ray.get_runtime_context()
@@ -27,7 +28,10 @@ class BatchWorker:
             from heta_framework.plugins.registry import PluginRegistry
 
             config = self._configs[key]
-            registry = PluginRegistry.from_entry_points()  # the plugins installed where this worker runs
+            # the plugin that provides the model, as installed where this worker runs (only it: importing every
+            # plugin would add seconds to each worker's start)
+            plugin = self._plugins.get(key)
+            registry = PluginRegistry.from_entry_points(only=[plugin] if plugin else None)
             self._models[key] = registry.model_provider(config.provider, config.kind).create(config)
         return self._models[key]
 

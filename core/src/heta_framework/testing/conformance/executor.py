@@ -53,6 +53,9 @@ class NoModels:
     def open_model(self, key: str) -> Any:
         raise KeyError(key)
 
+    def model_plugin(self, key: str) -> str:
+        raise KeyError(key)
+
 
 def most_at_once(spans: Sequence[tuple[float, float]]) -> int:
     events = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
