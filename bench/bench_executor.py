@@ -62,10 +62,10 @@ WORDS = (
 
 
 def articles(chunks: int, seed: int = 7) -> list[SourceDocument]:
-    """About ``chunks`` chunks of 400 characters: 10 per article, sentences of random topic words."""
+    """About ``chunks`` chunks of up to 400 tokens: 2 per article of 50 sentences of random topic words."""
     rng = random.Random(seed)
     documents = []
-    for number in range(max(1, chunks // 10)):
+    for number in range(max(1, chunks // 2)):
         sentences = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 14))).capitalize() + "." for _ in range(50)]
         documents.append(SourceDocument(text=" ".join(sentences), id=f"article-{number}"))
     return documents

@@ -118,10 +118,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch, postgres_server() as dsn:
         os.environ["HETA_POSTGRES_DSN"] = dsn  # the replicas and the builder inherit it
         recipe = starter_recipe_toml(PluginRegistry.from_entry_points(strict=True), backend="postgres")
+        # one namespace for every folder (without it, each folder's name would choose its own schema)
+        recipe = recipe.replace('dsn_env = "HETA_POSTGRES_DSN"\n', 'dsn_env = "HETA_POSTGRES_DSN"\nnamespace = "bench_replicas"\n')
+        assert 'namespace = "bench_replicas"' in recipe
         root = Path(scratch)
         builder = recipe_folder(root / "builder", recipe)
         started = time.perf_counter()
-        with KnowledgeBase(builder, Recipe.from_toml(recipe, PluginRegistry.from_entry_points())) as kb:
+        registry = PluginRegistry.from_entry_points()
+        with KnowledgeBase(builder, Recipe.from_toml(recipe, registry), registry) as kb:
             kb.sync.build([DOCUMENTS])
         build_s = time.perf_counter() - started
         more = root / "more"
