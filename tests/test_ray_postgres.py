@@ -60,7 +60,7 @@ def test_a_ray_build_on_postgres_is_read_by_another_process(postgres_dsn, tmp_pa
     registry = PluginRegistry.from_entry_points(strict=True)
     builder = tmp_path / "builder"
     try:
-        recipe = Recipe.from_toml(recipe_text(namespace, '[executor]\ntype = "ray"\nnum_workers = 2\nnum_cpus = 0.5\n'), registry)
+        recipe = Recipe.from_toml(recipe_text(namespace, '[executor]\ntype = "ray"\nnum_workers = 1\n'), registry)
         with KnowledgeBase.create(builder, recipe, registry=registry) as kb:
             report = kb.sync.build([documents])
             built = {
