@@ -16,8 +16,8 @@ import attrs
 from heta_framework.common.threads import in_thread
 from heta_framework.common.validators import number, positive_whole_number
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, model_ref, store_ref
+from heta_plugin_graph.llm.asking import CallSettings, JsonRequest, ask_json
 from heta_plugin_graph.llm.cache import StateLlmCache
-from heta_plugin_graph.llm.calls import JsonLlmCaller, gather_calls
 from heta_plugin_graph.steps.build import GRAPH_STORE_ARTIFACT
 from heta_plugin_graph.vectors import embed_texts
 
@@ -115,17 +115,15 @@ class CommunityReports:
             search_assets=(persist.REPORTS_ASSET,),
         )
 
-    def _caller(self, context: Any) -> JsonLlmCaller | None:
-        if not self.use_language_model or not context.has_component(model_ref("language", self.model).key):
+    def _settings(self, context: Any) -> CallSettings | None:
+        """How reports are asked for (``ask_json``), or ``None`` when they are extractive."""
+        key = model_ref("language", self.model).key
+        if not self.use_language_model or not context.has_component(key):
             return None
-        return JsonLlmCaller(
-            context.language_model(self.model), counter=context.count, cache=StateLlmCache(context.cache(LLM_CACHE_NAME)),
-            prompt_version=reports.PROMPT_VERSION, concurrency=self.concurrency, max_attempts=self.max_attempts,
-            timeout=self.timeout,
-        )
+        return CallSettings(key, reports.PROMPT_VERSION, self.concurrency, self.max_attempts, self.timeout)
 
     async def run(self, context: StepContextProtocol) -> None:
-        context.set_artifact(persist.REPORTS_ARTIFACT, await self._report(context, self._caller(context)))
+        context.set_artifact(persist.REPORTS_ARTIFACT, await self._report(context, self._settings(context)))
 
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:
         # the report vectors are a collection of the vector store, which its own cleanup removes with the store
@@ -134,11 +132,11 @@ class CommunityReports:
     async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
         await self._report(context, None)  # removal never calls the model; the next build re-reports with it
 
-    async def _report(self, context: Any, caller: JsonLlmCaller | None) -> dict[str, Any]:
+    async def _report(self, context: Any, settings: CallSettings | None) -> dict[str, Any]:
         graph, objects = context.store("graph"), context.store("objects")
         detection, stored = await in_thread(lambda: (persist.load_detection(objects), persist.load_reports(objects)))
         communities = detection.communities
-        wanted_source = "language_model" if caller is not None else "extractive"
+        wanted_source = "language_model" if settings is not None else "extractive"
 
         def up_to_date(c: Community) -> bool:
             old = stored.get(c.id)
@@ -148,15 +146,23 @@ class CommunityReports:
             return old["source"] != "extractive" or wanted_source == "extractive"
 
         todo = [c for c in communities if not up_to_date(c)]
+        materials = await in_thread(lambda: [reports.community_material(graph, c) for c in todo])
+        # one question per community with entities, wherever the recipe's executor runs them (ask_json)
+        asked = [i for i, material in enumerate(materials) if material.entities] if settings is not None else []
+        requests = [
+            JsonRequest("community_report", todo[i].content_hash + "\n" + reports.report_subject(materials[i]),
+                        reports.report_messages(materials[i]), reports.REPORT_SCHEMA, reports.report_problem)
+            for i in asked
+        ]
+        answered = []
+        if settings is not None and requests:
+            answered = await ask_json(context, settings, requests, cache=StateLlmCache(context.cache(LLM_CACHE_NAME)))
+        outcomes = dict(zip(asked, answered))
 
-        async def one(community: Community) -> tuple[str, dict[str, Any]]:
-            material = await in_thread(reports.community_material, graph, community)
+        made: dict[str, dict[str, Any]] = {}
+        for index, (community, material) in enumerate(zip(todo, materials)):
             report, source = None, "extractive"
-            if caller is not None and material.entities:
-                outcome = await caller.call(
-                    kind="community_report", subject_text=community.content_hash + "\n" + reports.report_subject(material),
-                    messages=reports.report_messages(material), schema=reports.REPORT_SCHEMA, validate=reports.report_problem,
-                )
+            if (outcome := outcomes.get(index)) is not None:
                 if outcome.status == "valid":
                     report, source = dict(outcome.value), "language_model"
                 else:
@@ -164,13 +170,11 @@ class CommunityReports:
                     source = "extractive_fallback" if outcome.status == "invalid" else "extractive"
             if report is None:
                 report = reports.extractive_report(community, material)
-            return community.id, {
+            made[community.id] = {
                 "content_hash": community.content_hash, "level": community.level, "parent": community.parent,
                 "source": source, "report": report, "chunk_ids": list(material.chunk_ids),
                 "entity_ids": list(community.entity_ids),
             }
-
-        made = dict(await gather_calls(one(c) for c in todo))
         alive = {c.id for c in communities}
         result = {cid: entry for cid, entry in stored.items() if cid in alive} | made
         removed = sorted(set(stored) - alive)
