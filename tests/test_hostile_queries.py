@@ -37,9 +37,9 @@ BAD_OPTIONS = {
     "vector_search": ({"min_score": "high"}, "options.min_score must be a number"),
     "full_text_search": ({"min_score": 0.5}, "takes no options of its own"),
     "sql_text_search": ({"candidate_top_k": 3}, "takes no options of its own"),
-    "heta_graph_search": ({"max_neighbors": -1}, "options.max_neighbors must be a whole number of at least 0"),
+    "heta_graph_search": ({"max_neighbors": 10**8}, "options.max_neighbors must be a whole number between 0 and 1000"),
     "hybrid_search": ({"rrf_k": -1}, "options.rrf_k must be a number of at least 0"),
-    "heta_rerank_search": ({"candidate_top_k": 0}, "options.candidate_top_k must be a whole number of at least 1"),
+    "heta_rerank_search": ({"candidate_top_k": 5000}, "options.candidate_top_k must be a whole number between 1 and 1000"),
     "heta_rewrite_search": ({"candidate_top_k": 12.5}, "options.candidate_top_k must be a whole number"),
     "heta_multihop_search": ({"max_rounds": True}, "options.max_rounds must be a whole number"),
 }
@@ -97,7 +97,10 @@ async def test_hostile_input_is_the_same_error_in_every_mode(kb, server, mode):
         ({"text": "water\ud800ocean"}, "lone surrogate (U+D800)"),
         ({"text": "penicillin", "filters": {"name\x00": "penicillin.md"}}, "NUL character"),
         ({"text": "penicillin", "filters": {"name": {"$ne": "x"}}}, "a filter value must be text, a number or a boolean"),
-        ({"text": "penicillin", "top_k": 0}, "top_k must be a whole number of at least 1"),
+        ({"text": "penicillin", "top_k": 0}, "top_k must be a whole number from 1 to 1000"),
+        ({"text": "penicillin", "top_k": 10**8}, "top_k must be a whole number from 1 to 1000"),
+        ({"text": "penicillin", "top_k": 2**70}, "top_k must be a whole number from 1 to 1000"),
+        ({"text": "penic\x00illin"}, "The query text contains a NUL character"),
         ({"text": "penicillin", "options": {"top_kk": 3}}, "Unknown option 'top_kk'"),
         ({"text": "penicillin", "options": BAD_OPTIONS[mode][0]}, BAD_OPTIONS[mode][1]),
     ]

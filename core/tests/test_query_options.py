@@ -32,7 +32,8 @@ def test_composed_options_keep_the_spec_names_and_defaults():
         ({"rrf_k": "60"}, "options.rrf_k must be a number"),
         ({"rrf_k": True}, "options.rrf_k must be a number"),  # a boolean is not a number
         ({"rrf_k": float("nan")}, "options.rrf_k must be a number"),
-        ({"candidate_top_k": 0}, "options.candidate_top_k must be a whole number of at least 1, got 0"),
+        ({"candidate_top_k": 0}, "options.candidate_top_k must be a whole number between 1 and 1000, got 0"),
+        ({"candidate_top_k": 10**8}, "options.candidate_top_k must be a whole number between 1 and 1000, got 100000000"),
         ({"candidate_top_k": 2.5}, "options.candidate_top_k must be a whole number"),  # never truncated to 2
         ({"hybrid_weights": {"vector": 1.0}}, "unknown mode(s) 'vector'"),
         ({"hybrid_weights": {"vector_search": -2}}, "must be a number of at least 0"),
@@ -52,7 +53,10 @@ def test_bad_composed_options_name_the_option_and_what_it_accepts(options, messa
     [
         ({"text": "water\ud800ocean"}, "lone surrogate (U+D800) at position 5"),
         ({"text": b"bytes"}, "The query text must be text"),
-        ({"top_k": 0}, "top_k must be a whole number of at least 1, got 0"),
+        ({"top_k": 0}, "top_k must be a whole number from 1 to 1000, got 0"),
+        ({"top_k": 1001}, "top_k must be a whole number from 1 to 1000, got 1001"),
+        ({"top_k": 2**70}, "got 'a 71-bit number'"),
+        ({"text": "fox\x00dog"}, "The query text contains a NUL character (\\x00) at position 3"),
         ({"top_k": True}, "top_k must be a whole number"),
         ({"top_k": 2.7}, "top_k must be a whole number"),
         ({"filters": {"na\x00me": "x"}}, "contains a NUL character"),
@@ -70,8 +74,8 @@ def test_hostile_requests_are_refused_when_built(kwargs, message):
 
 
 def test_good_requests_pass_unchanged():
-    request = QueryRequest(text="fox\x00dog ✓ 上海", mode="m", top_k=3, filters={"name": ["a.md", "b.md"], "page": 2, "ok": True})
-    assert request.filters["name"] == ["a.md", "b.md"] and request.top_k == 3
+    request = QueryRequest(text="fox dog ✓ 上海", mode="m", top_k=1000, filters={"name": ["a.md", "b.md"], "page": 2, "ok": True})
+    assert request.filters["name"] == ["a.md", "b.md"] and request.top_k == 1000
 
 
 @attrs.frozen
@@ -111,7 +115,7 @@ async def test_unknown_option_is_an_error_not_ignored(built_kb):
 async def test_context_query_top_k_zero_is_refused_not_inherited(built_kb):
     default = await built_kb.query("fox whales", mode="calls_sql", top_k=1)
     assert len(default.results) == 1  # top_k=None inherits the outer top_k
-    with pytest.raises(InvalidQueryError, match="top_k must be a whole number of at least 1, got 0"):
+    with pytest.raises(InvalidQueryError, match="top_k must be a whole number from 1 to 1000, got 0"):
         await built_kb.query("fox whales", mode="calls_sql", top_k=5, options={"inner_top_k": 0})
 
 

@@ -43,7 +43,7 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
-from heta_framework.common.validators import number, one_of, whole_number
+from heta_framework.common.validators import number, one_of, result_count, whole_number
 from heta_framework.kb.query_input import matches_filters
 from heta_framework.kb.query_options import parse_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef, query_issue
@@ -62,12 +62,12 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 class GraphSearchOptions:
     """``heta_graph_search`` options (the table in this module's docstring); checked before the mode runs."""
 
-    entity_top_k: int | None = attrs.field(default=None, validator=whole_number(1, optional=True), metadata={"default_doc": "top_k"})
-    relation_top_k: int | None = attrs.field(default=None, validator=whole_number(1, optional=True), metadata={"default_doc": "top_k"})
-    max_neighbors: int = attrs.field(default=5, validator=whole_number(0))
+    entity_top_k: int | None = attrs.field(default=None, validator=result_count(optional=True), metadata={"default_doc": "top_k"})
+    relation_top_k: int | None = attrs.field(default=None, validator=result_count(optional=True), metadata={"default_doc": "top_k"})
+    max_neighbors: int = attrs.field(default=5, validator=result_count(0))
     expand_from: int = attrs.field(default=3, validator=whole_number(1))
     neighbor_weight: float = attrs.field(default=0.8, validator=number(minimum=0))
-    max_evidence: int = attrs.field(default=3, validator=whole_number(0))
+    max_evidence: int = attrs.field(default=3, validator=result_count(0))
     min_score: float = attrs.field(default=0.0, validator=number())
     include: str = attrs.field(default="both", validator=one_of(("both", "entities", "relations")))
     evidence_weight: float = attrs.field(default=0.5, validator=number(minimum=0, maximum=1))

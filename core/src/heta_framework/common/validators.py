@@ -65,6 +65,17 @@ def whole_number(minimum: int | None = 1, maximum: int | None = None, *, optiona
     return check
 
 
+#: the most results one query may ask for (``top_k``) and the bound of every option that sizes a list of
+#: results or candidates: past it a request is a mistake or an attack (``top_k = 10**8`` held a server for
+#: two minutes), never a retrieval need
+MAX_RESULTS = 1000
+
+
+def result_count(minimum: int = 1, *, optional: bool = False) -> Validator:
+    """A count of results or candidates: a whole number from ``minimum`` to ``MAX_RESULTS``."""
+    return whole_number(minimum, MAX_RESULTS, optional=optional)
+
+
 def number(minimum: float | None = None, maximum: float | None = None, *, above: float | None = None, optional: bool = False) -> Validator:
     """A finite int or float (not a bool) within the bounds; ``above`` excludes its bound (``> 0``)."""
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from heta_framework.common.validators import is_number, is_whole_number
+from heta_framework.common.validators import MAX_RESULTS, is_number, is_whole_number
 from heta_framework.errors import InvalidQueryError
 
 
-def check_text(field: str, value: Any, *, allow_nul: bool = False) -> None:
-    """``value`` is a ``str`` that encodes to UTF-8 (no lone surrogate) and, unless ``allow_nul``, holds no NUL."""
+def check_text(field: str, value: Any) -> None:
+    """``value`` is a ``str`` that encodes to UTF-8 (no lone surrogate) and holds no NUL."""
     if not isinstance(value, str):
         raise InvalidQueryError(f"{field} must be text, got {type(value).__name__} {value!r}.")
     try:
@@ -28,13 +28,14 @@ def check_text(field: str, value: Any, *, allow_nul: bool = False) -> None:
             f"{field} contains a lone surrogate (U+{ord(char):04X}) at position {exc.start}, which is not valid "
             "Unicode text. Decode the input with errors='replace' (or remove the character) before querying."
         ) from None
-    if not allow_nul and "\x00" in value:
+    if "\x00" in value:
         raise InvalidQueryError(f"{field} contains a NUL character (\\x00) at position {value.index(chr(0))}; remove it.")
 
 
 def check_top_k(top_k: Any) -> None:
-    if not is_whole_number(top_k) or top_k < 1:
-        raise InvalidQueryError(f"top_k must be a whole number of at least 1, got {top_k!r}.")
+    if not is_whole_number(top_k) or not 1 <= top_k <= MAX_RESULTS:
+        shown = top_k if not is_whole_number(top_k) or top_k.bit_length() < 64 else f"a {top_k.bit_length()}-bit number"
+        raise InvalidQueryError(f"top_k must be a whole number from 1 to {MAX_RESULTS}, got {shown!r}.")
 
 
 def check_filters(filters: Mapping[str, Any]) -> None:

@@ -64,7 +64,8 @@ class QueryRequest:
 
     def __attrs_post_init__(self) -> None:
         # checked here, once, so every mode (and every engine a composed mode calls) sees the same clean input
-        check_text("The query text", self.text, allow_nul=True)  # any text is a valid query; only metadata names must be clean
+        # a NUL is no part of any language: refused in every mode alike (libraries differ in what they make of it)
+        check_text("The query text", self.text)
         check_top_k(self.top_k)
         check_filters(self.filters)
 

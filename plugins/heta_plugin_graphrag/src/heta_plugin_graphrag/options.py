@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-from heta_framework.common.validators import number, whole_number
+from heta_framework.common.validators import number, result_count, whole_number
 from heta_framework.kb.query_options import parse_options
 
 
@@ -22,11 +22,11 @@ class GlobalSearchOptions:
     #: community level searched (0 coarsest); None: every level
     level: int | None = attrs.field(default=None, validator=_level)
     #: reports kept after the map step at most
-    report_top_k: int = attrs.field(default=10, validator=whole_number(1))
+    report_top_k: int = attrs.field(default=10, validator=result_count())
     #: tokens of report text the reduce step keeps at most (GraphRAG's ``max_context_tokens``)
     max_report_tokens: int = attrs.field(default=8000, validator=whole_number(1))
     #: supporting chunks returned per kept report at most
-    chunks_per_report: int = attrs.field(default=3, validator=whole_number(1))
+    chunks_per_report: int = attrs.field(default=3, validator=result_count())
     #: reports rated below this (0-10) are not used
     min_rating: float = attrs.field(default=0.0, validator=number(minimum=0, maximum=10))
     #: False: no reduce answer by the language model even when the recipe has one
@@ -43,9 +43,9 @@ class LocalSearchOptions:
     """``graphrag_local_search``: entities near the query, their relations, communities' reports and text units."""
 
     #: entities taken from the entity vector index (GraphRAG's ``top_k_entities``)
-    top_k_entities: int = attrs.field(default=10, validator=whole_number(1))
+    top_k_entities: int = attrs.field(default=10, validator=result_count())
     #: relations kept (GraphRAG's ``top_k_relationships``)
-    top_k_relationships: int = attrs.field(default=10, validator=whole_number(0))
+    top_k_relationships: int = attrs.field(default=10, validator=result_count(0))
     #: tokens of the whole context at most (GraphRAG's ``max_context_tokens``)
     max_tokens: int = attrs.field(default=12000, validator=whole_number(1))
     #: share of the budget for community reports (GraphRAG's ``community_prop``)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-from heta_framework.common.validators import number, whole_number
+from heta_framework.common.validators import number, result_count, whole_number
 from heta_framework.kb.query_options import parse_options
 
 DEFAULT_GRAPH_TOP_K = 40
@@ -29,9 +29,9 @@ class LightRagOptions:
     """``lightrag_local``, ``lightrag_global`` and ``lightrag_hybrid`` options; checked before the mode runs."""
 
     #: entities (local) or relations (global) taken from the vector index (LightRAG's ``top_k``)
-    graph_top_k: int = attrs.field(default=DEFAULT_GRAPH_TOP_K, validator=whole_number(1))
+    graph_top_k: int = attrs.field(default=DEFAULT_GRAPH_TOP_K, validator=result_count())
     #: text chunks kept in the context at most
-    chunk_top_k: int = attrs.field(default=DEFAULT_CHUNK_TOP_K, validator=whole_number(0))
+    chunk_top_k: int = attrs.field(default=DEFAULT_CHUNK_TOP_K, validator=result_count(0))
     #: tokens of entity text (name, type, description) in the context at most
     max_entity_tokens: int = attrs.field(default=DEFAULT_MAX_ENTITY_TOKENS, validator=whole_number(0))
     #: tokens of relation text in the context at most
@@ -41,7 +41,7 @@ class LightRagOptions:
     #: vector hits less similar than this are not used
     cosine_threshold: float = attrs.field(default=DEFAULT_COSINE_THRESHOLD, validator=number(minimum=-1, maximum=1))
     #: evidence chunks taken per entity or relation at most
-    related_chunk_number: int = attrs.field(default=DEFAULT_RELATED_CHUNK_NUMBER, validator=whole_number(1))
+    related_chunk_number: int = attrs.field(default=DEFAULT_RELATED_CHUNK_NUMBER, validator=result_count())
 
     @classmethod
     def from_request(cls, options: Mapping[str, Any], mode: str) -> LightRagOptions:

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 from heta_framework.builtin.engines.composed_options import FusionOptions
-from heta_framework.common.validators import OptionValueError, boolean, number, whole_number
+from heta_framework.common.validators import OptionValueError, boolean, number, result_count
 
 #: recency per hour since the last access; 0.995 halves a memory's recency in about 138 hours (~6 days)
 DEFAULT_RECENCY_DECAY = 0.995
@@ -55,7 +55,7 @@ class MemorySearchOptions(FusionOptions):
     related: bool = attrs.field(default=True, validator=boolean)
     #: how many related chunks at most; default ``top_k``
     related_top_k: int | None = attrs.field(
-        default=None, validator=whole_number(1, optional=True), metadata={"default_doc": "top_k"}
+        default=None, validator=result_count(optional=True), metadata={"default_doc": "top_k"}
     )
     #: record that the returned chunks were accessed now (their recency goes back to 1); off in benchmarks
     update_access: bool = attrs.field(default=True, validator=boolean)

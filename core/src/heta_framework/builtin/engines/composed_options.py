@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 
 from heta_framework.builtin.engines.fusion import DEFAULT_RRF_K
-from heta_framework.common.validators import number, weights_for, whole_number
+from heta_framework.common.validators import number, result_count, weights_for, whole_number
 from heta_framework.contracts.query_options import accepted_options
 
 MAX_DEFAULT_CANDIDATES = 50
@@ -30,7 +30,7 @@ class FusionOptions:
 
     #: candidates recalled from each base mode; default ``min(top_k * 3, 50)``
     candidate_top_k: int | None = attrs.field(
-        default=None, validator=whole_number(1, optional=True), metadata={"default_doc": "min(top_k * 3, 50)"}
+        default=None, validator=result_count(optional=True), metadata={"default_doc": "min(top_k * 3, 50)"}
     )
     #: the RRF smoothing constant
     rrf_k: float = attrs.field(default=DEFAULT_RRF_K, validator=number(minimum=0))
