@@ -62,8 +62,25 @@ def test_upload_a_file_with_metadata_then_remove_it(writable):
         assert client.get("/api/v1/documents/otters.md").status_code == 404
         after = client.post("/api/v1/query", json={"text": "otters hold hands", "mode": "full_text_search"}).json()["results"]
         assert all(r["metadata"]["document_id"] != "otters.md" for r in after)
-        unknown = wait_for(client, client.delete("/api/v1/documents/never-was").json()["job"])
-    assert unknown["status"] == "failed" and unknown["error"]["code"] == "KnowledgeBaseError"
+        unknown = client.delete("/api/v1/documents/never-was")
+    # an unknown document is the documented 404, answered at once: no job is started
+    assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "UnknownDocument") and "job" not in unknown.json()
+
+
+def test_bad_document_ids_are_422_before_any_job_and_an_upload_keeps_its_base_name(writable):
+    with writable.client() as client:
+        refused = [
+            client.post("/api/v1/documents", json={"documents": [{"id": bad, "text": "x"}]})
+            for bad in ("a/../b", "nul\u0000id", "x" * 4097, "   ")
+        ] + [client.post("/api/v1/documents/upload", files={"file": ("a.txt", b"a", "text/plain")}, data={"id": "../up"})]
+        # refused at once, before any job exists (no "job" in the answer)
+        assert [(r.status_code, r.json()["error"]["code"], "job" in r.json()) for r in refused] == [(422, "InvalidDocumentIdError", False)] * 5
+
+        reply = client.post("/api/v1/documents/upload", files={"file": ("/etc/passwd", b"root is the first user", "text/plain")})
+        assert reply.status_code == 202, reply.text
+        assert wait_for(client, reply.json()["job"])["status"] == "done"
+        record = client.get("/api/v1/documents/passwd").json()
+    assert record["name"] == "passwd" and "/etc" not in record["source"]
 
 
 def test_an_oversize_upload_and_bad_metadata_are_refused(writable):

@@ -12,6 +12,7 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
+from pathlib import PurePosixPath
 from typing import Any
 
 from fastapi import FastAPI, File, Form, UploadFile
@@ -20,7 +21,7 @@ from fastapi.responses import HTMLResponse, Response
 from heta_framework.cli.querying import mode_rows
 from heta_framework.errors import KnowledgeBaseLockedError
 from heta_framework.kb import KnowledgeBase
-from heta_framework.kb.documents import SourceDocument
+from heta_framework.kb.documents import SourceDocument, check_document_id
 
 from heta_server.config import ServerConfig
 from heta_server.errors import ApiError, install_error_handlers
@@ -103,6 +104,9 @@ def create_app(kb: KnowledgeBase, config: ServerConfig | None = None, *, warm: b
 
     @app.post(f"{API}/documents", status_code=202)
     async def add_documents(body: AddDocumentsBody) -> dict[str, Any]:
+        for document in body.documents:  # a bad id is the request's fault: 422 now, not a failed job later
+            if document.id is not None:
+                check_document_id(document.id)
         sources = [
             SourceDocument(text=d.text, id=d.id, name=d.name, metadata=document_metadata(d.metadata, d.importance, d.tags))
             for d in body.documents
@@ -119,14 +123,18 @@ def create_app(kb: KnowledgeBase, config: ServerConfig | None = None, *, warm: b
     ) -> dict[str, Any]:
         extra = _json_object(metadata)
         tag_list = [t.strip() for t in tags.split(",") if t.strip()] if tags is not None else None
-        source = SourceDocument(
-            data=await file.read(), id=id or file.filename, name=file.filename or "document.txt",
-            metadata=document_metadata(extra, importance, tag_list),
-        )
+        # the client's file name, without any folders it names ("/etc/passwd" is "passwd"): it becomes the
+        # document's name and source, and the server's disk layout is none of the client's business
+        name = upload_name(file.filename)
+        check_document_id(id or name)
+        source = SourceDocument(data=await file.read(), id=id or name, name=name, metadata=document_metadata(extra, importance, tag_list))
         return {"job": (await _start(jobs, kb, "build", _build(kb, [source]))).to_dict()}
 
     @app.delete(f"{API}/documents/{{document_id:path}}", status_code=202)
     async def remove_document(document_id: str) -> dict[str, Any]:
+        kb._reload_if_changed()
+        if document_id not in kb.documents:
+            raise ApiError(404, "UnknownDocument", f"No document {document_id!r}; GET {API}/documents lists them.")
         return {"job": (await _start(jobs, kb, "remove", _remove(kb, [document_id]))).to_dict()}
 
     @app.post(f"{API}/documents/remove", status_code=202)
@@ -147,6 +155,11 @@ async def _start(jobs: JobRunner, kb: KnowledgeBase, kind: str, work: Any) -> Jo
             "retry when it has finished."
         )
     return await jobs.start(kind, work)
+
+
+def upload_name(filename: str | None) -> str:
+    """An uploaded file's base name (either kind of slash), or ``document.txt`` when it has none."""
+    return PurePosixPath((filename or "").replace("\\", "/")).name.strip() or "document.txt"
 
 
 def _build(kb: KnowledgeBase, sources: list[SourceDocument]) -> Any:
