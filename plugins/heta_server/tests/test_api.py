@@ -101,6 +101,18 @@ def test_bad_hebb_weights_and_unknown_paths_are_json_errors(served):
     assert (not_json.status_code, not_json.json()["error"]["code"]) == (422, "InvalidRequest")
 
 
+def test_a_body_that_is_not_utf8_or_nests_too_deep_is_invalid_request(served):
+    deep = b'{"text": "x", "filters": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5000 + b"}"
+    with served.client() as client:
+        latin1 = client.post("/api/v1/query", content='{"text": "caf\u00e9"}'.encode("latin-1"), headers={"content-type": "application/json"})
+        nested = client.post("/api/v1/query", content=deep, headers={"content-type": "application/json"})
+        still = client.post("/api/v1/query", json={"text": "penicillin", "mode": "full_text_search"})
+    for reply in (latin1, nested):
+        assert (reply.status_code, reply.json()["error"]["code"]) == (422, "InvalidRequest"), reply.text[:300]
+        assert "Traceback" not in reply.text
+    assert still.status_code == 200  # the server goes on
+
+
 def test_an_oversize_body_is_refused_declared_or_streamed(served):
     big = b'{"text": "' + b"a" * 1_200_000 + b'"}'
     with served.client() as client:

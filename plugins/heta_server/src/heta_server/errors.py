@@ -75,6 +75,10 @@ def install_error_handlers(app: FastAPI, secrets: list) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:
+            # FastAPI's answer to a body it could not parse at all (not UTF-8, JSON nested past the parser's depth):
+            # the documented answer to a body that is not the documented JSON is 422 InvalidRequest
+            return JSONResponse(error_body("InvalidRequest", f"The request body could not be read as JSON ({exc.detail})."), status_code=422)
         code = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "HTTPError")
         return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
 
