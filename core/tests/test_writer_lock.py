@@ -115,7 +115,7 @@ def test_a_second_writer_gets_the_holders_pid_or_waits(kb_path, docs_dir):
         holder.wait()
 
 
-def test_a_lock_left_by_a_killed_holder_is_taken_over(kb_path, docs_dir):
+def test_a_lock_left_by_a_killed_holder_is_taken_over(kb_path, docs_dir, caplog):
     holder = _python(HOLD_SCRIPT, str(kb_path))
     assert holder.stdout.readline().strip() == "locked"
     os.kill(holder.pid, signal.SIGKILL)
@@ -123,10 +123,14 @@ def test_a_lock_left_by_a_killed_holder_is_taken_over(kb_path, docs_dir):
     # the record is still there: a killed process cannot clean up
     assert json.loads((kb_path / LOCK_FILE).read_text())["pid"] == holder.pid
     kb = KnowledgeBase.load(kb_path)
-    report = kb.sync.build([docs_dir])  # no wait needed: the kernel released the flock
+    with caplog.at_level("WARNING", logger="heta_framework.common.writer_lock"):
+        report = kb.sync.build([docs_dir])  # no wait needed: the kernel released the flock
     assert report.document_count == 3
     stale = [i for i in report.issues if i.code == "stale_writer_lock"]
     assert len(stale) == 1 and str(holder.pid) in stale[0].message
+    # the log says what happened, and nothing untrue (no child of the killed writer holds anything)
+    [took_over] = [r.getMessage() for r in caplog.records if "took over the writer lock" in r.getMessage()]
+    assert f"PID {holder.pid}" in took_over and "child process" not in took_over
     # released properly this time: the next writer finds no record
     assert (kb_path / LOCK_FILE).read_text() == ""
     kb.close()

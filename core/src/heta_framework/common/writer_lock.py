@@ -69,14 +69,16 @@ def may_change_stores(kb_path: Path | str) -> bool:
     return holds_writer_lock(kb_path) or not another_writer_holds(kb_path)
 
 
-def _describe(holder: dict[str, Any]) -> str:
+def _describe(holder: dict[str, Any], *, still_held: bool = True) -> str:
+    """``holder`` for a message. ``still_held``: someone holds the lock now (a refusal), so a dead holder PID
+    means a child of it kept the descriptor; after a takeover nobody else holds it and no such clause is true."""
     if not holder:
         return "another process (it left no record)"
     since = datetime.datetime.fromtimestamp(holder.get("started", 0), tz=datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     where = "" if holder.get("host") == socket.gethostname() else f" on host {holder.get('host')}"
     what = holder.get("operation", "written")
     alive = ""
-    if holder.get("host") == socket.gethostname() and not _pid_alive(int(holder.get("pid", 0))):
+    if still_held and holder.get("host") == socket.gethostname() and not _pid_alive(int(holder.get("pid", 0))):
         # the lock is still held (flock says so): a child that inherited the descriptor outlived it
         alive = " (that process has exited; a child process it started still holds the lock)"
     return f"{what} by PID {holder.get('pid')}{where} since {since}{alive}"
@@ -199,7 +201,8 @@ class WriterLock(PollingWriterLock):
         if previous:
             # we hold the flock, so whoever wrote this record is gone without releasing it
             self.stale_holder = previous
-            log.warning("took over the writer lock of %s: %s ended without releasing it", self.path.parent, _describe(previous))
+            log.warning("took over the writer lock of %s: the writer %s ended without releasing it", self.path.parent,
+                        _describe(previous, still_held=False))
         record = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time(), "operation": self.operation}
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(record).encode("utf-8"), 0)
