@@ -63,6 +63,11 @@ def test_every_structural_error_is_reported_at_once_with_its_field_path(registry
         ("split_documents", "chunk_size", '"150"', "expected a whole number, got '150'"),
         ("heta_graph", "concurrency", "0", "concurrency must be a whole number of at least 1"),
         ("parse_documents", "max_document_mb", "false", "expected a number, got False"),
+        ("persist_chunks", "batch_size", "0", "batch_size must be a whole number of at least 1, got 0"),
+        ("persist_chunks", "batch_size", "-3", "batch_size must be a whole number of at least 1, got -3"),
+        ("extract_entities", "timeout", "0", "timeout must be a number greater than 0, got 0"),
+        ("deduplicate_entities", "timeout", "-1", "timeout must be a number greater than 0, got -1"),
+        ("community_reports", "timeout", "0", "timeout must be a number greater than 0, got 0"),
     ],
 )
 def test_out_of_range_and_mistyped_step_options_are_refused(registry, step, field, value, message):
@@ -133,3 +138,31 @@ def test_model_options_are_checked_like_step_options_before_the_build(tmp_path, 
         KnowledgeBase.create(tmp_path / "kb", recipe, registry=registry)
     assert any(message in problem for problem in raised.value.problems), raised.value.problems
     assert "sk-x" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("store", "field", "value", "message"),
+    [
+        ("text", "b", "1.5", "b must be a number between 0 and 1, got 1.5"),
+        ("text", "k1", "-1", "k1 must be a number of at least 0, got -1"),
+        ("text", "memory_mb", "0", "memory_mb must be a whole number of at least 1, got 0"),
+        ("vector", "train_threshold", "-1", "train_threshold must be a whole number of at least 0, got -1"),
+    ],
+)
+def test_out_of_range_store_options_are_refused(registry, store, field, value, message):
+    default = {"text": "whoosh", "vector": "faiss"}[store]
+    text = f'[stores.{store}]\ntype = "{default}"\n{field} = {value}\n\n[[steps]]\nstep = "parse_documents"\n'
+    [problem] = problems_of(text, registry)
+    assert message in problem and problem.endswith(f"@ $.stores.{store}.{field}"), problem
+
+
+def test_validate_counts_each_problem_it_lists(tmp_path, registry):
+    from click.testing import CliRunner
+    from heta_framework.cli.main import cli
+
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "recipe.toml").write_text(FOUR_MISTAKES)
+    result = CliRunner().invoke(cli, ["--kb", str(tmp_path / "kb"), "validate"])
+    output = result.output  # stdout and stderr together
+    listed = [line for line in output.splitlines() if line.startswith("  - ")]
+    assert result.exit_code == 1 and "4 problem(s):" in output and len(listed) == 4, output

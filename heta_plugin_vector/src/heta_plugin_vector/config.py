@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-from heta_framework.common.validators import positive_whole_number
+from heta_framework.common.validators import positive_whole_number, whole_number
 
 INDEX_KINDS = ("flat", "hnsw", "ivf")
 
@@ -43,7 +43,7 @@ class FaissStoreConfig:
     ef_search: int = attrs.field(default=128, validator=positive_whole_number)
     nlist: int = attrs.field(default=1024, validator=positive_whole_number)
     nprobe: int = attrs.field(default=16, validator=positive_whole_number)
-    train_threshold: int = 0
+    train_threshold: int = attrs.field(default=0, validator=whole_number(0))
     train_sample: int = attrs.field(default=65536, validator=positive_whole_number)
     filter_exact_limit: int = attrs.field(default=20000, validator=positive_whole_number)
 

@@ -94,7 +94,7 @@ def validate(obj: dict, as_json: bool) -> None:
         with open_kb(obj["kb"]) as kb:
             problems += kb.validate()
     except RecipeError as exc:
-        problems.append(str(exc))
+        problems.extend(getattr(exc, "problems", None) or [str(exc)])  # "N problem(s)" then N lines
     except HetaError as exc:  # no knowledge base at all: a usage error, not a recipe problem
         raise UserError(str(exc)) from None
     if as_json:

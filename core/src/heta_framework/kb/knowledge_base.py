@@ -127,7 +127,7 @@ class KnowledgeBase:
             try:
                 validate_store_options(slot, store, self.registry, f"$.stores.{slot}")
             except RecipeError as exc:
-                problems.append(str(exc))
+                problems.extend(getattr(exc, "problems", None) or [str(exc)])  # one entry per problem, so counts are true
         try:
             validate_steps(
                 self.steps,

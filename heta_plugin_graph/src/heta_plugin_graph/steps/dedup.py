@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
+from heta_framework.common.validators import number
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, model_ref, store_ref
 
 from heta_plugin_graph import dedup
@@ -68,7 +69,7 @@ class DeduplicateEntities:
     batch_size: int = attrs.field(default=10, validator=check_positive)
     concurrency: int = attrs.field(default=8, validator=check_positive)
     max_attempts: int = attrs.field(default=3, validator=check_positive)
-    timeout: float = 300.0
+    timeout: float = attrs.field(default=300.0, validator=number(above=0))
 
     @property
     def requirements(self) -> StepRequirements:

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 import attrs
 from heta_framework.common.threads import in_thread
+from heta_framework.common.validators import number
 from heta_framework.kb.documents import Chunk, iter_chunks
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, store_ref
 
@@ -80,7 +81,7 @@ class ExtractEntities:
     model: str | None = None
     concurrency: int = attrs.field(default=8, validator=check_positive)
     max_attempts: int = attrs.field(default=3, validator=check_positive)
-    timeout: float = 300.0
+    timeout: float = attrs.field(default=300.0, validator=number(above=0))
     max_entities_per_chunk: int = attrs.field(default=12, validator=check_positive)
 
     @property
@@ -162,7 +163,7 @@ class ExtractRelations:
     model: str | None = None
     concurrency: int = attrs.field(default=8, validator=check_positive)
     max_attempts: int = attrs.field(default=3, validator=check_positive)
-    timeout: float = 300.0
+    timeout: float = attrs.field(default=300.0, validator=number(above=0))
     max_relations_per_chunk: int = attrs.field(default=10, validator=check_positive)
 
     @property

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import attrs
 from heta_framework.common.threads import in_thread
+from heta_framework.common.validators import number
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements
 from heta_framework.kb.stores import GraphStore, VectorStoreProtocol
 
@@ -52,7 +53,7 @@ class MergeGraphIntoStore:
     batch_size: int = attrs.field(default=10, validator=check_positive)
     concurrency: int = attrs.field(default=8, validator=check_positive)
     max_attempts: int = attrs.field(default=3, validator=check_positive)
-    timeout: float = 300.0
+    timeout: float = attrs.field(default=300.0, validator=number(above=0))
     embed_descriptions: bool = True  # as for BuildGraph
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import attrs
+from heta_framework.common.validators import whole_number
 
 from heta_plugin_fulltext.analyzers import analyzer_field
 from heta_plugin_fulltext.extras import check_available
@@ -14,8 +15,8 @@ class TantivyStoreConfig:
 
     path: str = "text_index"
     analyzer: str = analyzer_field()
-    memory_mb: int = 128
-    threads: int = 0
+    memory_mb: int = attrs.field(default=128, validator=whole_number(1))
+    threads: int = attrs.field(default=0, validator=whole_number(0))
 
     def __attrs_post_init__(self) -> None:
         check_available("tantivy", "tantivy", 'The text store type "tantivy"')

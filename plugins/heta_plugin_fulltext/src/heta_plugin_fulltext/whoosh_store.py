@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from heta_framework.common.validators import whole_number
+from heta_framework.common.validators import number, whole_number
 from heta_framework.kb.documents import Chunk
 from whoosh import index as whoosh_index
 from whoosh.scoring import BM25F
@@ -35,12 +35,12 @@ class WhooshStoreConfig:
 
     path: str = "text_index"
     analyzer: str = analyzer_field()
-    k1: float = 1.2
-    b: float = 0.75
+    k1: float = attrs.field(default=1.2, validator=number(minimum=0))
+    b: float = attrs.field(default=0.75, validator=number(0, 1))
     #: the writer's pool of postings before it spills a sorted run to disk. Its postings are Python objects, and
     #: the heap they fragment stays with the process after the commit: indexing the 10k bench chunks left it
     #: 106 MB larger with 256 (no spill), 77 MB with 64 and 40 MB with 32, for 6.6 s -> 10.0 s of indexing
-    memory_mb: int = 32
+    memory_mb: int = attrs.field(default=32, validator=whole_number(1))
     #: helper processes that take the searches made while another is running (search_processes.py), so queries
     #: in flight together run side by side instead of taking turns on the GIL; 0: never start one. Two, because
     #: this process still spends the GIL on the rest of each query (10k bench, 2 cores, 8 queries in flight

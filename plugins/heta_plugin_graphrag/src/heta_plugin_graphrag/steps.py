@@ -98,7 +98,7 @@ class CommunityReports:
     use_language_model: bool = True
     concurrency: int = attrs.field(default=8, validator=positive_whole_number)
     max_attempts: int = attrs.field(default=3, validator=positive_whole_number)
-    timeout: float = 300.0
+    timeout: float = attrs.field(default=300.0, validator=number(above=0))
 
     @property
     def requirements(self) -> StepRequirements:

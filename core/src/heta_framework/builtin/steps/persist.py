@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from heta_framework.common.validators import whole_number
 from heta_framework.contracts.components import store_ref
 from heta_framework.contracts.documents import iter_chunks
 from heta_framework.contracts.search import SearchAsset
@@ -23,7 +24,7 @@ class PersistChunks:
 
     name: ClassVar[str] = "persist_chunks"
 
-    batch_size: int = 2000
+    batch_size: int = attrs.field(default=2000, validator=whole_number(1))
 
     @property
     def requirements(self) -> StepRequirements:
