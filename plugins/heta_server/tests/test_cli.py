@@ -38,3 +38,25 @@ def test_build_meta_sets_importance_and_tags(tmp_path):
     assert bad.exit_code == 2 and "importance must be a number from 0 to 10" in bad.output
     malformed = runner.invoke(cli, ["--kb", str(tmp_path / "kb"), "build", str(notes), "--meta", "importance"])
     assert malformed.exit_code == 2 and "KEY=VALUE" in malformed.output
+
+
+def test_heta_serve_refuses_bad_settings_cleanly_and_never_says_serving_first(tmp_path, monkeypatch):
+    KnowledgeBase.create(tmp_path / "kb", Recipe(steps=[ParseDocuments(), SplitDocuments()]),
+                         registry=PluginRegistry.from_entry_points()).close()
+    monkeypatch.delenv("HETA_SERVER_TOKEN", raising=False)
+    latin1 = tmp_path / "token.txt"
+    latin1.write_bytes("s\xe9cret-token-of-length-32-chars!".encode("latin-1"))
+    runner = CliRunner()
+    kb = ["--kb", str(tmp_path / "kb"), "serve"]
+    cases = {
+        "nan body": (kb + ["--max-body-mb", "nan"], "is not a size"),
+        "inf upload": (kb + ["--max-upload-mb", "inf"], "is not a size"),
+        "latin-1 token file": (kb + ["--token-file", str(latin1)], "is not UTF-8 text"),
+        "exposed without a token": (kb + ["--host", "0.0.0.0", "--port", "0"], "a token is required"),
+    }
+    for name, (args, message) in cases.items():
+        result = runner.invoke(cli, args)
+        assert result.exit_code != 0, name
+        assert message in result.output, (name, result.output)
+        assert "Traceback" not in result.output and (result.exception is None or isinstance(result.exception, SystemExit)), name
+        assert "Serving" not in result.output, (name, result.output)  # nothing claims to serve what will not start

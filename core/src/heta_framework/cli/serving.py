@@ -6,11 +6,31 @@ here and only when the command runs, so heta-core never needs those libraries.
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from heta_framework.cli.output import UserError
 
 MISSING_SERVER = "`heta serve` needs the heta-server distribution: pip install heta-server"
+
+
+class _SizeMB(click.ParamType):
+    """Megabytes: a finite number above 0 (``nan`` and ``inf`` pass a plain FloatRange)."""
+
+    name = "megabytes"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of megabytes.", param, ctx)
+        if not math.isfinite(number) or number <= 0:
+            self.fail(f"{value!r} is not a size: give a number of megabytes above 0.", param, ctx)
+        return number
+
+
+SIZE_MB = _SizeMB()
 
 
 @click.command()
@@ -19,8 +39,8 @@ MISSING_SERVER = "`heta serve` needs the heta-server distribution: pip install h
 @click.option("--token-file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="File whose first line is the bearer token (default: the HETA_SERVER_TOKEN environment variable).")
 @click.option("--cors-origin", "cors_origins", multiple=True, help="Allow browser pages from this origin (CORS); repeat for more. Default: CORS off.")
-@click.option("--max-body-mb", default=1.0, show_default=True, type=click.FloatRange(min=0, min_open=True), help="Largest JSON request body.")
-@click.option("--max-upload-mb", default=50.0, show_default=True, type=click.FloatRange(min=0, min_open=True), help="Largest uploaded file.")
+@click.option("--max-body-mb", default=1.0, show_default=True, type=SIZE_MB, help="Largest JSON request body.")
+@click.option("--max-upload-mb", default=50.0, show_default=True, type=SIZE_MB, help="Largest uploaded file.")
 @click.option("--no-warm", is_flag=True, help="Do not load local models at start-up (the first query loads them).")
 @click.pass_obj
 def serve(obj: dict, host: str, port: int, token_file: str | None, cors_origins: tuple[str, ...], max_body_mb: float,
@@ -35,8 +55,12 @@ def serve(obj: dict, host: str, port: int, token_file: str | None, cors_origins:
         host=host, port=port, token=read_token(token_file), cors_origins=cors_origins,
         max_body_bytes=int(max_body_mb * 1_000_000), max_upload_bytes=int(max_upload_mb * 1_000_000),
     )
-    click.echo(f"Serving {obj['kb']} at http://{host}:{port}/ (API: /api/v1, schema: /openapi.json). Ctrl-C stops.", err=True)
-    run_server(obj["kb"], config, warm=not no_warm)
+    address = f"http://{host}:{port}/" if port else f"http://{host} on a free port (uvicorn's line below names it)"
+
+    def announce() -> None:  # once the server is sure to start: never a "Serving" line before a refusal
+        click.echo(f"Serving {obj['kb']} at {address} (API: /api/v1, schema: /openapi.json). Ctrl-C stops.", err=True)
+
+    run_server(obj["kb"], config, warm=not no_warm, on_start=announce)
 
 
 COMMANDS = (serve,)

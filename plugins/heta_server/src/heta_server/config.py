@@ -59,6 +59,10 @@ def read_token(token_file: str | Path | None = None, *, environ: dict[str, str] 
             text = Path(token_file).read_text(encoding="utf-8").strip()
         except OSError as exc:
             raise ServerConfigError(f"Cannot read the token file {token_file}: {exc.strerror}.") from None
+        except UnicodeDecodeError:
+            raise ServerConfigError(
+                f"The token file {token_file} is not UTF-8 text; write the token as one line of plain text."
+            ) from None
         if not text:
             raise ServerConfigError(f"The token file {token_file} is empty.")
         return text.splitlines()[0].strip()
