@@ -19,13 +19,16 @@ def protected(built_kb, server_factory):
                                      {"Authorization": f"Basic {TOKEN}"}])
 def test_requests_without_the_token_are_refused(protected, headers):
     with protected.client(headers=headers) as client:
-        for method, path in [("GET", "/api/v1/modes"), ("POST", "/api/v1/query"), ("GET", "/"), ("GET", "/openapi.json"),
-                             ("GET", "/api/v1/documents"), ("DELETE", "/api/v1/documents/penicillin")]:
+        for method, path in [("GET", "/api/v1/modes"), ("POST", "/api/v1/query"), ("GET", "/openapi.json"),
+                             ("GET", "/api/v1/documents"), ("DELETE", "/api/v1/documents/penicillin"), ("GET", "/static/other")]:
             reply = client.request(method, path, json={"text": "x"})
             assert reply.status_code == 401, (method, path)
             assert reply.json()["error"]["code"] == "Unauthorized"
             assert TOKEN not in reply.text
         assert client.get("/healthz").status_code == 200  # health checks need no token
+        # a browser opens the page without a bearer header: the page and its own files load, and it asks for the token
+        for path in ("/", "/static/page.js", "/static/page.css"):
+            assert client.get(path).status_code == 200, path
 
 
 def test_the_right_token_is_let_in(protected):
@@ -74,3 +77,33 @@ def test_heta_serve_without_heta_server_says_what_to_install(built_kb, monkeypat
     result = CliRunner().invoke(cli, ["--kb", str(built_kb), "serve"])
     assert result.exit_code == 2
     assert "`heta serve` needs the heta-server distribution: pip install heta-server" in result.output
+
+
+def test_the_page_has_security_headers_and_no_inline_script(served):
+    with served.client() as client:
+        page = client.get("/")
+        script = client.get("/static/page.js")
+        api = client.get("/api/v1/modes")
+    csp = page.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
+    assert "<script>" not in page.text and "<style>" not in page.text and "style=" not in page.text  # all in files
+    assert script.headers["content-type"].startswith("text/javascript")
+    for reply in (page, script, api):
+        assert reply.headers["x-content-type-options"] == "nosniff"
+        assert reply.headers["x-frame-options"] == "DENY" and reply.headers["referrer-policy"] == "no-referrer"
+
+
+def test_a_cors_preflight_passes_without_the_token_for_allowed_origins_only(built_kb, server_factory):
+    running = server_factory(built_kb, ServerConfig(token=TOKEN, cors_origins=("https://app.example",)))
+    preflight = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type"}
+    with running.client() as client:
+        allowed = client.options("/api/v1/query", headers={"Origin": "https://app.example", **preflight})
+        other = client.options("/api/v1/query", headers={"Origin": "https://evil.example", **preflight})
+        no_token = client.post("/api/v1/query", json={"text": "x"}, headers={"Origin": "https://app.example"})
+        with_token = client.post("/api/v1/query", json={"text": "penicillin", "mode": "full_text_search"},
+                                 headers={"Origin": "https://app.example", "Authorization": f"Bearer {TOKEN}"})
+    assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == "https://app.example"
+    assert "authorization" in allowed.headers["access-control-allow-headers"].lower()
+    assert "access-control-allow-origin" not in other.headers  # a disallowed origin learns nothing
+    assert no_token.status_code == 401  # the request itself still needs the token
+    assert with_token.status_code == 200 and with_token.headers["access-control-allow-origin"] == "https://app.example"

@@ -66,3 +66,19 @@ def test_an_unavailable_mode_says_why(served):
     assert message.startswith("Mode sql_text_search is unavailable: ") and "chunk_text_index" in message
     assert 'class="error"' in dom
     assert '<div class="result">' not in dom
+
+
+def test_a_token_server_opens_in_the_browser_and_searches_with_the_token(built_kb, server_factory):
+    from heta_server.config import ServerConfig
+
+    token = "page-t0ken-0123456789abcdef"
+    running = server_factory(built_kb, ServerConfig(token=token))
+    query = "/?" + urlencode({"q": "Who discovered penicillin", "mode": "full_text_search"})
+    locked = rendered(running.url + query)  # no token yet: the page loads and asks for it
+    assert '<div id="auth" class="shown">' in locked and "Unauthorized" in status_text(locked)
+    assert '<div class="result">' not in locked
+    # the token in the link's fragment (never sent to the server) goes to the tab's session storage
+    dom = rendered(running.url + query + "#token=" + token)
+    assert re.match(r"\d+ results? from full_text_search in \d+ ms", status_text(dom)), status_text(dom)
+    assert re.findall(r'<div class="result"><div class="meta">([^<]*)</div>', dom)[0].startswith("penicillin.md")
+    assert 'class="shown"' not in dom

@@ -67,7 +67,13 @@ def create_app(kb: KnowledgeBase, config: ServerConfig | None = None, *, warm: b
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def page() -> HTMLResponse:
-        return HTMLResponse(resources.files("heta_server").joinpath("static/index.html").read_text(encoding="utf-8"))
+        return HTMLResponse(_static("index.html"), headers={"Content-Security-Policy": PAGE_CSP})
+
+    @app.get("/static/{name}", include_in_schema=False)
+    async def static_file(name: str) -> Response:
+        if name not in STATIC_FILES:
+            raise ApiError(404, "NotFound", f"No static file {name!r}.")
+        return Response(_static(name), media_type=STATIC_FILES[name])
 
     @app.get(f"{API}/modes")
     async def modes() -> dict[str, Any]:
@@ -155,6 +161,19 @@ async def _start(jobs: JobRunner, kb: KnowledgeBase, kind: str, work: Any) -> Jo
             "retry when it has finished."
         )
     return await jobs.start(kind, work)
+
+
+#: the page's own files (besides index.html), with their types: open without the token, like the page
+STATIC_FILES = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8"}
+#: the page runs only its own script and style, talks only to this server, and is framed by nobody
+PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+
+def _static(name: str) -> str:
+    return resources.files("heta_server").joinpath(f"static/{name}").read_text(encoding="utf-8")
 
 
 def upload_name(filename: str | None) -> str:

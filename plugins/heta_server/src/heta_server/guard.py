@@ -15,8 +15,13 @@ from heta_server.errors import error_body
 
 log = logging.getLogger(__name__)
 
-#: reachable without the token: load balancers and supervisors probe it
-OPEN_PATHS = frozenset({"/healthz"})
+#: reachable without the token: load balancers and supervisors probe /healthz, and a browser opens the page
+#: (it never sends a bearer header on navigation); the page then asks for the token and sends it to the API
+OPEN_PATHS = frozenset({"/healthz", "/", "/static/page.js", "/static/page.css"})
+#: on every answer: no type sniffing, no referrer leaving the server, no framing
+SECURITY_HEADERS = [
+    (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
+]
 UPLOAD_PATHS = frozenset({"/api/v1/documents/upload"})
 
 
@@ -41,8 +46,9 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        send = _with_security_headers(send)
         path = scope.get("path", "")
-        if self.token is not None and path not in OPEN_PATHS and not self._authorised(scope):
+        if self.token is not None and path not in OPEN_PATHS and not _is_preflight(scope) and not self._authorised(scope):
             await _send_json(
                 send, 401, error_body("Unauthorized", "This server needs 'Authorization: Bearer <token>' (the token it was started with)."),
                 [(b"www-authenticate", b"Bearer")],
@@ -112,3 +118,21 @@ def _content_length(scope: dict) -> int | None:
 
 def _too_large(limit: int) -> dict:
     return error_body("PayloadTooLarge", f"The request body is larger than this server accepts ({limit} bytes).", limit=limit)
+
+
+def _is_preflight(scope: dict) -> bool:
+    """A browser's CORS preflight: it never carries credentials, so the CORS middleware answers it (allowed
+    origins get their Access-Control headers, others none); the request that follows needs the token."""
+    if scope.get("method") != "OPTIONS":
+        return False
+    names = {name for name, _ in scope.get("headers", ())}
+    return b"origin" in names and b"access-control-request-method" in names
+
+
+def _with_security_headers(send: Any) -> Any:
+    async def sending(message: dict) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), *SECURITY_HEADERS]}
+        await send(message)
+
+    return sending
