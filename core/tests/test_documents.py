@@ -81,3 +81,23 @@ async def test_source_documents_without_files(sql_kb):
     hits = (await sql_kb.query("tusk water", mode="sql_text_search", filters={"topic": "ocean"})).results
     assert [h.document_id for h in hits] == ["narwhal"]
     assert hits[0].metadata["topic"] == "ocean"
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        ("Le café est très bon.", "latin-1"),  # charset-normalizer alone read "trčs" (cp1250)
+        ("El niño comió piña en la mañana.", "cp1252"),
+        ("Où est la gare ? Je préfère le thé à la crème brûlée.", "cp1252"),
+        ("Dobrý večer, jak se máte?", "cp1250"),  # a Czech line stays Czech
+        ("Zażółć gęślą jaźń, mówię.", "cp1250"),
+        ("Привет, как дела? Это тест.", "cp1251"),
+        ("上海市是中国的直辖市之一。", "gbk"),
+    ],
+)
+def test_a_short_legacy_line_is_read_in_the_code_page_its_language_uses(text, encoding):
+    from heta_framework.builtin.parsers import decode_text_checked
+
+    decoded, warnings = decode_text_checked(text.encode(encoding))
+    assert decoded == text
+    assert [code for code, _ in warnings] == ["encoding_guessed"]  # kept, and never silently

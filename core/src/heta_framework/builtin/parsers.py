@@ -65,15 +65,38 @@ def decode_text_checked(data: bytes) -> tuple[str, tuple[tuple[str, str], ...]]:
             "invalid_utf8",
             f"{bad} invalid UTF-8 byte sequence(s), the first at byte {first_bad}, were replaced with U+FFFD; the rest of the text is kept",
         ),)
+    text, encoding = _guess_legacy_encoding(data)
+    return text, ((
+        "encoding_guessed",
+        f"not UTF-8; read as {encoding} (charset-normalizer's guess; convert the file to UTF-8 if the text looks wrong)",
+    ),)
+
+
+#: the legacy (Windows) code page texts in a language are usually written in
+_LEGACY_ENCODING = {
+    **dict.fromkeys("en fr de es it pt nl da sv nb no fi is ca eu gl ga af id ms sw wa lb".split(), "cp1252"),
+    **dict.fromkeys("cs pl hu sk sl hr bs sq ro".split(), "cp1250"),
+    **dict.fromkeys("ru uk bg be sr mk".split(), "cp1251"),
+    "el": "cp1253", "tr": "cp1254", **dict.fromkeys("lt lv et".split(), "cp1257"),
+}
+
+
+def _guess_legacy_encoding(data: bytes) -> tuple[str, str]:
+    """charset-normalizer's reading of ``data``, unless it was unsure between code pages that read the bytes equally
+    cleanly: then the one the text's language is usually written in (on a short French line it may pick cp1250, where
+    "très" reads "trčs"; cp1252, which fits French, read it as cleanly)."""
     from charset_normalizer import from_bytes
 
-    best = from_bytes(data).best()
-    if best is None:
+    from heta_framework.text.languages import language_code
+
+    candidates = list(from_bytes(data))
+    if not candidates:
         raise BinaryDocumentError("the bytes are not UTF-8 and no text encoding fits them: the file looks binary")
-    return str(best), ((
-        "encoding_guessed",
-        f"not UTF-8; read as {best.encoding} (charset-normalizer's guess; convert the file to UTF-8 if the text looks wrong)",
-    ),)
+    best = candidates[0]
+    preferred = _LEGACY_ENCODING.get(language_code(str(best)) or "")
+    if preferred is not None and preferred != best.encoding:
+        best = next((c for c in candidates if c.encoding == preferred and c.chaos <= best.chaos), best)
+    return str(best), best.encoding
 
 
 def decode_text(data: bytes) -> str:

@@ -32,6 +32,7 @@ _CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
 
 _lock = threading.Lock()
 _identifier = None
+_any_language = None
 
 
 def _langid():
@@ -53,6 +54,22 @@ def detect_language(text: str, default: str = "english") -> str:
         return default
     code, _ = _langid().classify(text)
     return _BY_CODE.get(code, default)
+
+
+def language_code(text: str) -> str | None:
+    """The ISO 639-1 code of ``text``'s language among every language py3langid knows (97, not only those Heta
+    analyses): for choices that depend on the language beyond analysis, such as a legacy file's encoding."""
+    global _any_language
+    if not any(ch.isalpha() for ch in text):
+        return None
+    if _any_language is None:
+        with _lock:
+            if _any_language is None:
+                from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+                _any_language = LanguageIdentifier.from_model_file(MODEL_FILE)
+    code, _ = _any_language.classify(text)
+    return str(code)
 
 
 def has_cjk(text: str) -> bool:
