@@ -143,3 +143,54 @@ print("held", flush=True)
 sys.stdin.readline()
 lock.release()
 """
+
+
+def _serve(kb_path, port: int) -> subprocess.Popen:
+    import httpx
+
+    process = subprocess.Popen([sys.executable, "-m", "heta_framework.cli.main", "--kb", str(kb_path), "serve", "--port", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                return process
+        except httpx.TransportError:
+            pass
+        assert process.poll() is None and time.monotonic() < deadline, "heta serve did not start"
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_jobs_outlive_a_killed_server(kb_copy):
+    import socket
+
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    server = _serve(kb_copy, port)
+    try:
+        done = httpx.post(f"{url}/api/v1/documents", json={"documents": [{"id": "kite", "text": "The red kite nests in oak trees."}]}).json()["job"]
+        while httpx.get(f"{url}/api/v1/jobs/{done['id']}").json()["job"]["status"] == "running":
+            time.sleep(0.1)
+        many = [{"id": f"note-{n}", "text": f"Note {n}: " + "whales sing long songs across the ocean. " * 40} for n in range(40)]
+        killed = httpx.post(f"{url}/api/v1/documents", json={"documents": many}).json()["job"]
+        server.kill()  # SIGKILL while the build runs: no shutdown handler, nothing flushed
+        server.wait()
+        assert killed["status"] == "running"
+        server = _serve(kb_copy, port)
+        finished = httpx.get(f"{url}/api/v1/jobs/{done['id']}").json()["job"]
+        interrupted = httpx.get(f"{url}/api/v1/jobs/{killed['id']}").json()["job"]
+        unknown = httpx.get(f"{url}/api/v1/jobs/no-such-job")
+    finally:
+        server.kill()
+        server.wait()
+    assert finished["status"] == "done" and finished["result"]["document_count"] == 1
+    assert interrupted["status"] == "interrupted" and interrupted["error"]["code"] == "ServerStopped"
+    states = interrupted["document_states"]
+    assert set(states) == {d["id"] for d in many}
+    assert set(states.values()) <= {"pending", "absent", "built"}  # what the knowledge base really holds for each
+    assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "UnknownJob")

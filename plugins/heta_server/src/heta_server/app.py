@@ -8,6 +8,7 @@ through ``JobRunner``: one at a time, in the background, with progress at
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,7 +27,7 @@ from heta_framework.kb.documents import SourceDocument, check_document_id
 from heta_server.config import ServerConfig
 from heta_server.errors import ApiError, install_error_handlers
 from heta_server.guard import Guard
-from heta_server.jobs import Job, JobRunner
+from heta_server.jobs import Job, JobRecords, JobRunner
 from heta_server.memory_engine import MODE as MEMORY_MODE
 from heta_server.metadata import document_metadata
 from heta_server.schemas import AddDocumentsBody, QueryBody, RemoveDocumentsBody, SearchBody
@@ -51,7 +52,7 @@ def create_app(kb: KnowledgeBase, config: ServerConfig | None = None, *, warm: b
     app = FastAPI(title="Heta", version="0.1.0", summary=f"Heta knowledge base at {kb.path}", lifespan=lifespan,
                   docs_url=None, redoc_url=None)
     app.state.kb = kb
-    jobs = app.state.jobs = JobRunner(kb.secrets())
+    jobs = app.state.jobs = JobRunner(kb.secrets(), JobRecords(kb))
     install_error_handlers(app, kb.secrets())
     if config.cors_origins:
         app.add_middleware(
@@ -117,7 +118,8 @@ def create_app(kb: KnowledgeBase, config: ServerConfig | None = None, *, warm: b
             SourceDocument(text=d.text, id=d.id, name=d.name, metadata=document_metadata(d.metadata, d.importance, d.tags))
             for d in body.documents
         ]
-        return {"job": (await _start(jobs, kb, "build", _build(kb, sources))).to_dict()}
+        known = [source.id for source in sources if source.id]
+        return {"job": (await _start(jobs, kb, "build", _build(kb, sources), known)).to_dict()}
 
     @app.post(f"{API}/documents/upload", status_code=202)
     async def upload_document(
@@ -134,33 +136,33 @@ def create_app(kb: KnowledgeBase, config: ServerConfig | None = None, *, warm: b
         name = upload_name(file.filename)
         check_document_id(id or name)
         source = SourceDocument(data=await file.read(), id=id or name, name=name, metadata=document_metadata(extra, importance, tag_list))
-        return {"job": (await _start(jobs, kb, "build", _build(kb, [source]))).to_dict()}
+        return {"job": (await _start(jobs, kb, "build", _build(kb, [source]), [source.id])).to_dict()}
 
     @app.delete(f"{API}/documents/{{document_id:path}}", status_code=202)
     async def remove_document(document_id: str) -> dict[str, Any]:
         kb._reload_if_changed()
         if document_id not in kb.documents:
             raise ApiError(404, "UnknownDocument", f"No document {document_id!r}; GET {API}/documents lists them.")
-        return {"job": (await _start(jobs, kb, "remove", _remove(kb, [document_id]))).to_dict()}
+        return {"job": (await _start(jobs, kb, "remove", _remove(kb, [document_id]), [document_id])).to_dict()}
 
     @app.post(f"{API}/documents/remove", status_code=202)
     async def remove_documents(body: RemoveDocumentsBody) -> dict[str, Any]:
-        return {"job": (await _start(jobs, kb, "remove", _remove(kb, body.ids))).to_dict()}
+        return {"job": (await _start(jobs, kb, "remove", _remove(kb, body.ids), list(body.ids))).to_dict()}
 
     @app.get(f"{API}/jobs/{{job_id}}")
     async def job(job_id: str) -> dict[str, Any]:
-        return {"job": jobs.get(job_id).to_dict()}
+        return {"job": await asyncio.to_thread(jobs.get, job_id)}
 
     return app
 
 
-async def _start(jobs: JobRunner, kb: KnowledgeBase, kind: str, work: Any) -> Job:
+async def _start(jobs: JobRunner, kb: KnowledgeBase, kind: str, work: Any, documents: list[str] | None = None) -> Job:
     if kb.state.writer_active() and jobs.running() is None:
         raise KnowledgeBaseLockedError(
             f"Another process is writing the knowledge base at {kb.path} (a `heta build` or remove); "
             "retry when it has finished."
         )
-    return await jobs.start(kind, work)
+    return await jobs.start(kind, work, documents or [])
 
 
 #: the page's own files (besides index.html), with their types: open without the token, like the page

@@ -1,5 +1,10 @@
 """Writes (builds, removals) as background jobs, one at a time, with progress at ``GET /api/v1/jobs/{id}``.
 
+Each job's record is also kept in the knowledge base's state (its ``server_jobs`` cache, on whatever backend the
+state lives), written when the job starts and when it ends, so a client can learn how its write ended after the
+server was restarted, even after a SIGKILL: a job recorded as running that no live server runs is reported
+``interrupted``, with the state its documents actually reached.
+
 One ``asyncio.Lock`` serialises the writes of this server; the knowledge base's writer lock
 (``heta_framework.kb.lock``) serialises them with other processes. A write asked for while
 another runs is refused (409 ``WriteInProgress``, naming the running job) rather than queued:
@@ -9,10 +14,11 @@ the client decides whether to wait, and a burst of uploads cannot pile up unboun
 from __future__ import annotations
 
 import asyncio
-import itertools
+import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import attrs
@@ -44,6 +50,8 @@ class Job:
     stages: list[StageProgress] = attrs.field(factory=list)
     result: Any = None
     error: dict[str, str] | None = None
+    #: the documents the job writes, when known up front (a removal's ids, documents sent with ids)
+    documents: list[str] = attrs.field(factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +63,7 @@ class Job:
             "progress": [{"stage": s.description, "done": s.done, "total": s.total} for s in self.stages],
             "result": self.result,
             "error": self.error,
+            "documents": self.documents,
         }
 
     def progress(self, description: str, total: int | None) -> _Handle:
@@ -75,24 +84,60 @@ class _Handle:
         pass
 
 
+#: the knowledge-base state cache the job records live in
+JOBS_CACHE = "server_jobs"
+
+
+class JobRecords:
+    """Job records in the knowledge base's state, so they outlive the server process."""
+
+    def __init__(self, kb: Any):
+        self._kb = kb
+
+    def save(self, job: Job) -> None:
+        try:
+            self._kb.state.cache(JOBS_CACHE).put_many({job.id: json.dumps(job.to_dict()).encode("utf-8")})
+        except Exception as exc:  # noqa: BLE001 - a record that cannot be kept must not fail the write itself
+            log.warning("could not keep the record of job %s: %s", job.id, type(exc).__name__)
+
+    def load(self, job_id: str) -> dict[str, Any] | None:
+        raw = self._kb.state.cache(JOBS_CACHE).get_many([job_id]).get(job_id)
+        return json.loads(raw) if raw is not None else None
+
+    def interrupted(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A job recorded as running that this server does not run: the server that ran it stopped mid-job."""
+        self._kb._reload_if_changed()
+        states = {d: (self._kb.documents[d].state if d in self._kb.documents else "absent") for d in record.get("documents", [])}
+        return {
+            **record, "status": "interrupted", "document_states": states,
+            "error": {"code": "ServerStopped", "message": (
+                "The server stopped before this job finished. What it committed stays; documents it had not finished "
+                "are pending, and the next build (or the same request again) resumes them."
+            )},
+        }
+
+
 class JobRunner:
-    def __init__(self, secrets: list | None = None):
+    def __init__(self, secrets: list | None = None, records: JobRecords | None = None):
         self._write_lock = asyncio.Lock()
         self._jobs: dict[str, Job] = {}
-        self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task] = set()
         self._secrets = list(secrets or [])
+        self._records = records
 
-    def get(self, job_id: str) -> Job:
+    def get(self, job_id: str) -> dict[str, Any]:
         job = self._jobs.get(job_id)
-        if job is None:
-            raise ApiError(404, "UnknownJob", f"No job {job_id!r} on this server (finished jobs are kept until {KEEP_FINISHED} newer ones).")
-        return job
+        if job is not None:
+            return job.to_dict()
+        record = self._records.load(job_id) if self._records is not None else None
+        if record is None:
+            raise ApiError(404, "UnknownJob", f"No job {job_id!r} on this server or in this knowledge base's job records.")
+        return self._records.interrupted(record) if record["status"] == "running" and self._records is not None else record
 
     def running(self) -> Job | None:
         return next((job for job in self._jobs.values() if job.status == "running"), None)
 
-    async def start(self, kind: str, work: Callable[[Job], Awaitable[Any]]) -> Job:
+    async def start(self, kind: str, work: Callable[[Job], Awaitable[Any]], documents: Sequence[str] = ()) -> Job:
         """Start ``work(job)`` in the background, or refuse with 409 when another write runs."""
         if self._write_lock.locked():
             running = self.running()
@@ -105,8 +150,11 @@ class JobRunner:
         # taken here, not in the task, so a request arriving before the task starts is refused; an unheld
         # asyncio.Lock is acquired without suspending, so nothing can slip in between the check and this
         await self._write_lock.acquire()
-        job = Job(id=str(next(self._ids)), kind=kind)
+        # unique across restarts: the records of earlier servers share the knowledge base
+        job = Job(id=uuid.uuid4().hex[:16], kind=kind, documents=list(documents))
         self._jobs[job.id] = job
+        if self._records is not None:
+            await asyncio.to_thread(self._records.save, job)
         self._forget_old()
         task = asyncio.get_running_loop().create_task(self._run(job, work))
         self._tasks.add(task)
@@ -126,6 +174,8 @@ class JobRunner:
             job.error = {"code": "InternalError", "message": f"The job met an unexpected {type(exc).__name__}; see the server log."}
         finally:
             job.finished = time.time()
+            if self._records is not None:
+                await asyncio.to_thread(self._records.save, job)
             self._write_lock.release()
 
     def _forget_old(self) -> None:
