@@ -101,3 +101,25 @@ def test_a_short_legacy_line_is_read_in_the_code_page_its_language_uses(text, en
     decoded, warnings = decode_text_checked(text.encode(encoding))
     assert decoded == text
     assert [code for code, _ in warnings] == ["encoding_guessed"]  # kept, and never silently
+
+
+async def test_a_recipe_names_the_encoding_of_a_folder(tmp_path, registry):
+    from heta_framework.errors import RecipeError
+
+    legacy = tmp_path / "docs" / "legacy"
+    legacy.mkdir(parents=True)
+    # cp1250 bytes that a guess reads as cp1250 too; the recipe says this archive is cp1252, and it wins
+    (legacy / "note.txt").write_bytes("Zažívací trakt, vèer.".encode("cp1252"))
+    (tmp_path / "docs" / "fresh.txt").write_text("Plain UTF-8 stays as it is: très.", encoding="utf-8")
+    steps = [ParseDocuments(encodings={"*/legacy/*": "cp1252"}), SplitDocuments(), PersistChunks()]
+    kb = KnowledgeBase.create(tmp_path / "kb", Recipe(steps=steps), registry=registry)
+    report = await kb.build([tmp_path / "docs"])
+    assert not [i for i in report.issues if i.code == "encoding_guessed"]  # declared, not guessed
+    texts = {r.text for r in (await kb.query("trakt", mode="sql_text_search")).results}
+    assert texts == {"Zažívací trakt, vèer."}
+    assert (await kb.query("très", mode="sql_text_search")).results
+    kb.close()
+    with pytest.raises(ValueError, match="'no-such-codec'.*not an encoding Python knows"):
+        ParseDocuments(encodings={"*": "no-such-codec"})
+    with pytest.raises(RecipeError, match="not an encoding Python knows"):
+        Recipe.from_toml('[[steps]]\nstep = "parse_documents"\nencodings = { "*" = "klingon" }\n', registry)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import codecs
+import fnmatch
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -40,6 +42,27 @@ def parsed_key(document_id: str) -> str:
     return f"{PARSED_PREFIX}{document_key(document_id)}.json"
 
 
+#: the parsers that read bytes as text, so a declared encoding applies to them (never to a PDF or Word file)
+DECLARABLE_PARSERS = frozenset({"text", "html"})
+
+
+def _known_encodings(instance: Any, attribute: attrs.Attribute[Any], value: Mapping[str, str]) -> None:
+    for pattern, encoding in dict(value).items():
+        try:
+            codecs.lookup(encoding)
+        except (LookupError, TypeError):
+            raise ValueError(f"{attribute.name}: {encoding!r} (for {pattern!r}) is not an encoding Python knows") from None
+
+
+def _as_utf8(data: bytes, encoding: str) -> bytes:
+    """``data`` as UTF-8: unchanged when it already is, else decoded with the declared ``encoding``."""
+    try:
+        data.decode("utf-8")
+        return data
+    except UnicodeDecodeError:
+        return data.decode(encoding, errors="replace").encode("utf-8")
+
+
 @attrs.frozen
 class ParseDocuments:
     """Parse every document of the run with the parser registered for its extension.
@@ -61,6 +84,12 @@ class ParseDocuments:
     max_document_mb: float = attrs.field(default=100.0, validator=number(above=0))
     #: page images of one document read at once by the vision model or OCR
     image_concurrency: int = attrs.field(default=4, validator=positive_whole_number)
+    #: the legacy encoding of text files whose source matches a glob (``{"archive/**" = "cp1252"}``): read with it,
+    #: not a guess, when they are not UTF-8 (plain text, Markdown, HTML; the first matching glob wins)
+    encodings: Mapping[str, str] = attrs.field(factory=dict, validator=_known_encodings)
+
+    def _declared_encoding(self, source: str) -> str | None:
+        return next((encoding for pattern, encoding in self.encodings.items() if fnmatch.fnmatch(source, pattern)), None)
 
     @property
     def requirements(self) -> StepRequirements:
@@ -109,6 +138,8 @@ class ParseDocuments:
                 )
                 continue
             data = objects.get_bytes(record.raw_key)
+            if parser.name in DECLARABLE_PARSERS and (encoding := self._declared_encoding(record.source)) is not None:
+                data = _as_utf8(data, encoding)
             try:
                 result = await asyncio.to_thread(parser.parse, data, record.name)
             except BinaryDocumentError as exc:
