@@ -31,21 +31,22 @@ CJK_RANGES = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff
 _CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
 
 _lock = threading.Lock()
-_identifier = None
-_any_language = None
+#: loaded identifiers: "analysed" (restricted to the languages Heta analyses) and "any" (every language it knows)
+_identifiers: dict[str, object] = {}
 
 
-def _langid():
-    global _identifier
-    if _identifier is None:
+def _langid(which: str = "analysed"):
+    """py3langid's identifier, loaded once per kind: ``analysed`` answers only languages Heta analyses."""
+    if which not in _identifiers:
         with _lock:
-            if _identifier is None:
+            if which not in _identifiers:
                 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
                 identifier = LanguageIdentifier.from_model_file(MODEL_FILE)
-                identifier.set_languages(sorted(_BY_CODE))
-                _identifier = identifier
-    return _identifier
+                if which == "analysed":
+                    identifier.set_languages(sorted(_BY_CODE))
+                _identifiers[which] = identifier
+    return _identifiers[which]
 
 
 def detect_language(text: str, default: str = "english") -> str:
@@ -59,16 +60,9 @@ def detect_language(text: str, default: str = "english") -> str:
 def language_code(text: str) -> str | None:
     """The ISO 639-1 code of ``text``'s language among every language py3langid knows (97, not only those Heta
     analyses): for choices that depend on the language beyond analysis, such as a legacy file's encoding."""
-    global _any_language
     if not any(ch.isalpha() for ch in text):
         return None
-    if _any_language is None:
-        with _lock:
-            if _any_language is None:
-                from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-                _any_language = LanguageIdentifier.from_model_file(MODEL_FILE)
-    code, _ = _any_language.classify(text)
+    code, _ = _langid("any").classify(text)
     return str(code)
 
 
