@@ -94,6 +94,12 @@ class InvalidDocumentIdError(KnowledgeBaseError, ValueError):
     code = "invalid_document_id"
 
 
+class InvalidAccessError(HetaError, ValueError):
+    """An access list or a caller's principals are invalid (not a list, empty or control characters, too long)."""
+
+    code = "invalid_access"
+
+
 class StoreConnectionError(HetaError):
     """A server-backed store (PostgreSQL, Milvus, ...) cannot be reached or lost its connection.
 

@@ -22,16 +22,22 @@ WAIT_HELP = "If another process is writing to the knowledge base, wait up to thi
 @click.option("--force", is_flag=True, help="Add back documents removed with `heta remove` even if their file did not change.")
 @click.option("--wait", type=click.FloatRange(min=0), default=None, help=WAIT_HELP)
 @click.option("--meta", "meta", multiple=True, help="KEY=VALUE metadata for the documents given, e.g. importance=8 or tags=a,b (cli/meta.py).")
+@click.option("--access", "access", multiple=True, metavar="PRINCIPAL",
+              help="Who may read the documents given (repeat for more; 'public' for everyone). Default: their .access files, "
+                   "the recipe's [access] rules, or what they had.")
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON (no progress bar).")
 @click.pass_obj
-def build(obj: dict, paths: tuple[str, ...], rebuild: bool, prune: bool, force: bool, wait: float | None, meta: tuple[str, ...], as_json: bool) -> None:
+def build(obj: dict, paths: tuple[str, ...], rebuild: bool, prune: bool, force: bool, wait: float | None, meta: tuple[str, ...],
+          access: tuple[str, ...], as_json: bool) -> None:
     """Add documents (files or folders) and build; an interrupted build resumes."""
     from heta_framework.cli.progress import RichProgress, make_progress
     from heta_framework.runtime.step_context import no_progress
 
     if prune and not paths:
         raise click.UsageError("--prune needs the folders to compare with: heta build FOLDER --prune")
-    options = {"rebuild": rebuild, "prune": prune, "force": force, "wait": wait}
+    if access and not paths:
+        raise click.UsageError("--access gives the documents of this build an access list: name them, heta build PATH --access P")
+    options = {"rebuild": rebuild, "prune": prune, "force": force, "wait": wait, "access": access or None, "actor": cli_actor()}
     with open_kb(obj["kb"]) as kb:
         sources = [Path(p) for p in paths]
         if meta:
@@ -65,6 +71,7 @@ def document_chunks(kb: Any, document_id: str) -> list[Any]:
 
 def document_to_dict(kb: Any, record: Any, *, with_chunks: bool = False) -> dict[str, Any]:
     data = attrs.asdict(record)
+    data["readers"] = list(kb.readers(record.id))  # its own access list, or the recipe's default
     chunks = document_chunks(kb, record.id)
     data["chunks"] = len(chunks)
     if with_chunks:
@@ -85,11 +92,12 @@ def documents(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit_json({"documents": rows})
         return
-    columns = ["id", "source", "state", "chunks", "bytes", "added", "updated"]
+    columns = ["id", "source", "state", "chunks", "bytes", "readers", "added", "updated"]
     table(
         f"{len(rows)} document(s)",
         columns,
-        [[r["id"], r["source"], r["state"], str(r["chunks"]), str(r["size"]), _when(r.get("added")), _when(r.get("updated"))] for r in rows],
+        [[r["id"], r["source"], r["state"], str(r["chunks"]), str(r["size"]), ", ".join(r["readers"]), _when(r.get("added")),
+          _when(r.get("updated"))] for r in rows],
     )
 
 
@@ -156,7 +164,7 @@ def remove(obj: dict, document_ids: tuple[str, ...], sources: tuple[str, ...], d
         if sources and not matched:
             raise UserError(f"No document of {kb.path} comes from {', '.join(sources)}. See `heta documents`.")
         ids = list(dict.fromkeys([*document_ids, *matched]))
-        records = kb.sync.delete_documents(ids, dry_run=dry_run, wait=wait)
+        records = kb.sync.delete_documents(ids, dry_run=dry_run, wait=wait, actor=cli_actor())
         removed = [{"id": r.id, "source": r.source} for r in records]
     if as_json:
         emit_json({"dry_run": dry_run, "documents": removed})
@@ -164,6 +172,41 @@ def remove(obj: dict, document_ids: tuple[str, ...], sources: tuple[str, ...], d
     verb = "Would remove" if dry_run else "Removed"
     for item in removed:
         print_plain(f"{verb} {item['id']}  {item['source']}")
+
+
+@click.command("access")
+@click.argument("document_ids", nargs=-1, required=True)
+@click.option("--set", "principals", multiple=True, metavar="PRINCIPAL", help="The new access list (repeat for more; 'public' for everyone).")
+@click.option("--default", "to_default", is_flag=True, help="Drop the documents' own lists: the recipe's [access] default applies.")
+@click.option("--wait", type=click.FloatRange(min=0), default=None, help=WAIT_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def access(obj: dict, document_ids: tuple[str, ...], principals: tuple[str, ...], to_default: bool, wait: float | None, as_json: bool) -> None:
+    """Show or change who may read documents. Changing it re-embeds nothing; the next query follows it."""
+    if principals and to_default:
+        raise click.UsageError("Use --set PRINCIPAL or --default, not both.")
+    with open_kb(obj["kb"]) as kb:
+        for document_id in document_ids:
+            _find(kb, document_id)
+        if principals or to_default:
+            kb.set_access(list(document_ids), None if to_default else list(principals), wait=wait, actor=cli_actor())
+        rows = [{"id": d, "access": kb.document(d).access, "readers": list(kb.readers(d))} for d in dict.fromkeys(document_ids)]
+    if as_json:
+        emit_json({"documents": rows})
+        return
+    for row in rows:
+        own = "" if row["access"] is not None else "  (the recipe's default)"
+        print_plain(f"{row['id']}  {', '.join(row['readers']) or '(nobody)'}{own}")
+
+
+def cli_actor() -> str:
+    """Who runs the command, for the audit log: the operating-system user."""
+    import getpass
+
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):  # a container user without a passwd entry
+        return "cli:unknown"
 
 
 @click.command()
@@ -202,4 +245,4 @@ def compact(obj: dict, wait: float | None, as_json: bool) -> None:
         print_plain(f"A reader held an old snapshot of {', '.join(report.busy_files)}: run `heta compact` again later.")
 
 
-COMMANDS = (build, documents, remove, delete, compact)
+COMMANDS = (build, documents, access, remove, delete, compact)

@@ -108,9 +108,12 @@ def _json_or_text(value: str) -> Any:
 @click.option("--option", "options", multiple=True, help="KEY=JSON engine option, e.g. rrf_k=60; repeat for more.")
 @click.option("--answer", is_flag=True, help="Ask the language model for a grounded answer.")
 @click.option("--trace", is_flag=True, help="Include the query trace.")
+@click.option("--as", "principals", multiple=True, metavar="PRINCIPAL",
+              help="Query as this principal (repeat for a user and their groups); without it only public documents are seen.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (QueryResponse.to_dict()).")
 @click.pass_obj
-def query(obj: dict, text: str, mode: str | None, top_k: int, filters: tuple[str, ...], options: tuple[str, ...], answer: bool, trace: bool, as_json: bool) -> None:
+def query(obj: dict, text: str, mode: str | None, top_k: int, filters: tuple[str, ...], options: tuple[str, ...], answer: bool, trace: bool,
+          principals: tuple[str, ...], as_json: bool) -> None:
     """Query the knowledge base."""
     from heta_framework.cli.render import render_response
 
@@ -119,7 +122,8 @@ def query(obj: dict, text: str, mode: str | None, top_k: int, filters: tuple[str
     if answer:
         parsed_options["answer"] = True
     with open_kb(obj["kb"]) as kb:
-        response = kb.sync.query(text, mode=mode, top_k=top_k, filters=parsed_filters, options=parsed_options, trace=trace)
+        response = kb.sync.query(text, mode=mode, top_k=top_k, filters=parsed_filters, options=parsed_options, trace=trace,
+                                 principals=principals)
     if as_json:
         emit_json(response.to_dict())
     else:

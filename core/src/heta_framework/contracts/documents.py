@@ -15,6 +15,8 @@ from typing import Any
 
 import attrs
 
+from heta_framework.contracts.access import access_list
+
 
 def _dict(value: Mapping[str, Any] | None) -> dict[str, Any]:
     return dict(value or {})
@@ -91,6 +93,8 @@ class SourceDocument:
     name: str = "document.txt"
     source: str | None = None
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_dict)
+    #: who may read it (``heta_framework.contracts.access``); ``None``: the build's or recipe's default
+    access: tuple[str, ...] | None = attrs.field(default=None, converter=access_list)
 
     def content(self) -> bytes:
         if self.data is not None:
@@ -115,6 +119,8 @@ class DocumentRecord:
     #: when the knowledge base first took the document in, and last took in new content
     added: float | None = None
     updated: float | None = None
+    #: the principals that may read it; ``None``: the recipe's ``[access] default`` (docs/security.md)
+    access: tuple[str, ...] | None = attrs.field(default=None, converter=access_list)
 
     @property
     def from_file(self) -> bool:

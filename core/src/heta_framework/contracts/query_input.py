@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from heta_framework.common.validators import MAX_RESULTS, is_number, is_whole_number
+from heta_framework.contracts.access import VisibleDocuments
 from heta_framework.errors import InvalidQueryError
 
 
@@ -44,6 +45,8 @@ def check_filters(filters: Mapping[str, Any]) -> None:
         if not isinstance(key, str) or not key:
             raise InvalidQueryError(f"Filter keys must be non-empty text (a metadata field name), got {key!r}.")
         check_text(f"filter key {key!r}", key)
+        if isinstance(value, VisibleDocuments):  # an access scope's ids: each came from the catalog, checked then
+            continue
         if isinstance(value, (list, tuple, set, frozenset)):
             for item in value:
                 _check_filter_scalar(key, item, listed=True)

@@ -16,6 +16,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_unstructure_fn
 
+from heta_framework.contracts.access import AccessScope
 from heta_framework.contracts.components import ComponentAccessors
 from heta_framework.contracts.query_input import check_filters, check_text, check_top_k
 from heta_framework.contracts.query_memo import QueryMemo
@@ -61,6 +62,10 @@ class QueryRequest:
     filters: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
     options: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
     trace: bool = False
+    #: who asks and what they may read (``heta_framework.contracts.access``); ``None``: no restriction
+    #: (the build's own queries). The knowledge base sets it on every query a caller makes, narrows the
+    #: ``document_id`` filter the engine sees to it, and nested queries inherit it.
+    access: AccessScope | None = attrs.field(default=None, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         # checked here, once, so every mode (and every engine a composed mode calls) sees the same clean input
@@ -271,6 +276,7 @@ class QueryContext(ComponentAccessors):
             filters=self.request.filters if filters is None else filters,
             options=options or {},
             trace=self.request.trace,
+            access=self.request.access,  # a composed mode cannot widen what its caller may read
         )
         response = await self._kb._run_query(request, stack=self.stack, memo=self.memo)
         if response.trace is not None:

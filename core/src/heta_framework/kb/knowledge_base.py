@@ -26,7 +26,9 @@ from typing import Any
 import attrs
 
 from heta_framework.builtin.stores.folder_state import CATALOG_FILE, RECORD_FILE, REMOVED_FILE
+from heta_framework.common.audit import audit
 from heta_framework.common.secrets import Secret
+from heta_framework.contracts.access import AccessScope, check_principals
 from heta_framework.contracts.documents import DocumentRecord, SourceDocument
 from heta_framework.contracts.executor import ExecutorProtocol
 from heta_framework.contracts.progress import ProgressFactory, no_progress
@@ -35,6 +37,7 @@ from heta_framework.contracts.record import BuildReport, RunRecord
 from heta_framework.contracts.search import QueryRequest, QueryResponse, SearchAsset
 from heta_framework.contracts.state import KnowledgeBaseState
 from heta_framework.errors import KnowledgeBaseError, RecipeError, RecipeValidationError
+from heta_framework.kb.parts.access_control import AccessControl
 from heta_framework.kb.parts.building import Builder
 from heta_framework.kb.parts.component_set import RECIPE_FILE, ComponentSet
 from heta_framework.kb.parts.ingest import INGEST_STEP, RAW_PREFIX
@@ -74,8 +77,10 @@ class KnowledgeBase:
         self._builder = Builder(
             self, self.steps, loaded=self._loaded, components=self._components, removal=self._removal, check_recipe=self._raise_if_invalid,
         )
+        self._access = AccessControl(self._loaded, recipe.access)
         self._queries = Querying(
             self, registry.query_engine_registry(), path=path, recipe=recipe, loaded=self._loaded, component_keys=self._components.keys,
+            access=self._access,
         )
         self._maintenance = Maintenance(self, self.steps, path=path, loaded=self._loaded, close=self.close)
         self._lock = asyncio.Lock()  # one build or removal at a time in this process (the writer lock is across processes)
@@ -219,6 +224,8 @@ class KnowledgeBase:
         force: bool = False,
         wait: float | None = None,
         progress: ProgressFactory = no_progress,
+        access: Iterable[str] | None = None,
+        actor: str | None = None,
     ) -> BuildReport:
         """Add ``sources`` (files, folders or ``SourceDocument``s) and run the recipe over every pending document.
 
@@ -229,11 +236,20 @@ class KnowledgeBase:
         ``wait`` is how many seconds to wait for another writer (``None``: fail at once with
         ``KnowledgeBaseLockedError``). ``report.ingest`` lists what the source
         walk skipped, refused, deduplicated or pruned.
+
+        ``access`` is the access list of every document of this build (principals, ``"public"`` for
+        everyone; docs/security.md); without it documents take their sidecar ``.access`` files, the recipe's
+        ``[access]`` rules, or keep the list they had. ``actor`` names who builds in the audit log.
         """
         sources = list(sources)
         check_given_documents(sources)  # a bad id is refused before anything is written
+        readers = None if access is None else check_principals(access, what="access")
         async with self._lock:
-            return await self._builder.build(sources, rebuild=rebuild, prune=prune, force=force, wait=wait, progress=progress)
+            report = await self._builder.build(sources, rebuild=rebuild, prune=prune, force=force, wait=wait, progress=progress,
+                                               access=readers, policy=self.recipe.access)
+        audit("build", actor, self.path, run_id=report.run_id, documents=report.document_count, ingest=dict(report.ingest.stats)
+              if report.ingest else {}, access=list(readers) if readers is not None else None)
+        return report
 
     add_documents = build
 
@@ -261,12 +277,36 @@ class KnowledgeBase:
         filters: Mapping[str, Any] | None = None,
         options: Mapping[str, Any] | None = None,
         trace: bool = False,
+        principals: Iterable[str] | None = None,
     ) -> QueryResponse:
         """Query the knowledge base. Without ``mode``, the best available of ``DEFAULT_MODE_ORDER``.
 
+        ``principals`` are who asks: the query sees only documents they may read (none given: the public
+        documents), in every mode, derived results included (docs/security.md).
         ``response.metadata["mode"]`` names the mode that ran.
         """
-        return await self._queries.query(text, mode=mode, top_k=top_k, filters=filters, options=options, trace=trace)
+        return await self._queries.query(text, mode=mode, top_k=top_k, filters=filters, options=options, trace=trace, principals=principals)
+
+    def access_scope(self, principals: Iterable[str] | None = None) -> AccessScope:
+        """What a caller with ``principals`` may read: ``scope.allows(document_id)``."""
+        self._loaded.reload_if_changed()
+        return self._access.scope(principals)
+
+    def readers(self, document_id: str) -> tuple[str, ...]:
+        """Who may read the document: its own access list or the recipe's default."""
+        return self._access.readers(self.document(document_id))
+
+    def set_access(
+        self, document_ids: Sequence[str], access: Iterable[str] | None, *, wait: float | None = None, actor: str | None = None,
+    ) -> list[DocumentRecord]:
+        """Give documents a new access list (``None``: the recipe's default); returns the records that changed.
+
+        Only the catalog changes: nothing is parsed or embedded again, and the next query follows it.
+        """
+        with self._loaded.writer_sync("changed (access lists)", wait):
+            changed = self._access.set_access(list(document_ids), access)
+        audit("set_access", actor, self.path, documents=[r.id for r in changed], access=None if access is None else sorted(set(access)))
+        return changed
 
     async def _run_query(self, request: QueryRequest, *, stack: Sequence[str], memo: QueryMemo | None = None) -> QueryResponse:
         """A mode called by another one (``QueryContext.query``): ``request`` as given, under the caller's stack."""
@@ -296,7 +336,7 @@ class KnowledgeBase:
         return self._maintenance.compact(wait=wait)
 
     async def delete_documents(
-        self, document_ids: Sequence[str], *, dry_run: bool = False, wait: float | None = None
+        self, document_ids: Sequence[str], *, dry_run: bool = False, wait: float | None = None, actor: str | None = None,
     ) -> list[DocumentRecord]:
         """Remove documents and everything derived from them, raw copies included; returns their records.
 
@@ -311,7 +351,9 @@ class KnowledgeBase:
                 self._loaded.reload_if_changed()
                 return [self._loaded.catalog[d] for d in self._removal.check_known(ids)]
             async with self._loaded.writer("changed (documents removed)", wait):
-                return await self._removal.remove(self._removal.check_known(ids), remember=True)
+                removed = await self._removal.remove(self._removal.check_known(ids), remember=True)
+        audit("remove", actor, self.path, documents=[r.id for r in removed])
+        return removed
 
     # --- description ---------------------------------------------------------------
 

@@ -12,12 +12,16 @@ meanwhile (each mode only once its step has published its assets).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from heta_framework.contracts.access import AccessScope
 from heta_framework.contracts.search import QueryResponse, QueryResult, query_issue
+
+log = logging.getLogger(__name__)
 
 HIDDEN_CODE = "documents_being_built"
 
@@ -40,7 +44,7 @@ def hide_documents(response: QueryResponse, hidden: frozenset[str]) -> QueryResp
     kept: list[QueryResult] = []
     dropped = 0
     for result in response.results:
-        visible = _visible(result, hidden)
+        visible = _visible(result, hidden.__contains__)
         if visible is None:
             dropped += 1
         else:
@@ -57,12 +61,36 @@ def hide_documents(response: QueryResponse, hidden: frozenset[str]) -> QueryResp
     return attrs.evolve(response, results=tuple(kept), metadata=metadata)
 
 
-def _visible(result: QueryResult, hidden: frozenset[str]) -> QueryResult | None:
-    if result.document_id in hidden:
+def keep_readable(response: QueryResponse, scope: AccessScope | None) -> QueryResponse:
+    """``response`` with nothing from documents outside ``scope``: the check behind every engine's own filtering.
+
+    Engines filter in their stores before ranking (so top-k stays full); this only catches an engine that
+    did not, and drops what it let through, derived results resting on an unreadable document included
+    (``metadata["document_ids"]``), with any answer written from them. It says nothing in the response
+    (that would tell the caller such documents exist); it logs a warning for the engine's author.
+    """
+    if scope is None or not scope.restricted:
+        return response
+    kept: list[QueryResult] = []
+    for result in response.results:
+        readable = _visible(result, lambda doc_id: not scope.allows(doc_id))
+        if readable is not None and scope.allows_all(result.metadata.get("document_ids", ())):
+            kept.append(readable)
+    if kept == list(response.results):
+        return response
+    log.warning("an engine returned %d result(s) outside the caller's access; they were dropped", len(response.results) - len(kept))
+    ids = {result.id for result in kept}
+    return attrs.evolve(
+        response, results=tuple(kept), answer=None, citations=tuple(c for c in response.citations if c.result_id in ids),
+    )
+
+
+def _visible(result: QueryResult, hidden: Callable[[str], bool]) -> QueryResult | None:
+    if result.document_id is not None and hidden(result.document_id):
         return None
     if not result.evidence:
         return result
-    evidence = tuple(chunk for chunk in result.evidence if chunk.document_id not in hidden)
+    evidence = tuple(chunk for chunk in result.evidence if not (chunk.document_id is not None and hidden(chunk.document_id)))
     if not evidence:  # a fact only the new documents support
         return None
     return result if len(evidence) == len(result.evidence) else attrs.evolve(result, evidence=evidence)

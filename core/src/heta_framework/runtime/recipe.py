@@ -23,7 +23,8 @@ import tomli_w
 from heta_framework.common.models import EmbeddingModel, LanguageModel, RerankModel, VisionModel, _ModelConfig
 from heta_framework.common.secrets import Secret
 from heta_framework.common.validators import OptionValueError, is_number, is_whole_number
-from heta_framework.errors import RecipeError, UnknownNameError
+from heta_framework.contracts.access import PUBLIC, AccessPolicy, AccessRule, check_principals
+from heta_framework.errors import InvalidAccessError, RecipeError, UnknownNameError
 
 if TYPE_CHECKING:
     from heta_framework.plugins.registry import PluginRegistry
@@ -95,6 +96,8 @@ class Recipe:
     query: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict, converter=_dict)
     #: where fanned-out work runs (``heta_framework.contracts.executor``); ``None``: in this process
     executor: ExecutorConfig | None = None
+    #: who reads documents without an access list of their own, and access lists by path (``[access]``)
+    access: AccessPolicy = attrs.field(factory=AccessPolicy)
 
     def query_defaults(self, mode: str) -> dict[str, Any]:
         """The recipe's default options for ``mode`` (empty when it sets none)."""
@@ -280,7 +283,7 @@ def _table(data: Mapping[str, Any], key: str, problems: _Problems, *, array: boo
 def structure_recipe(data: Mapping[str, Any], registry: PluginRegistry) -> Recipe:
     """The ``Recipe`` for ``data``; a ``RecipeError`` listing *every* structural problem, each with its field path."""
     problems = _Problems()
-    known = {"models", "stores", "parsers", "steps", "query", "executor"}
+    known = {"models", "stores", "parsers", "steps", "query", "executor", "access"}
     extra = sorted(set(data) - known)
     if extra:
         problems.found.append(f"unknown top-level key(s) {', '.join(extra)}; a recipe has {', '.join(sorted(known))} @ $")
@@ -327,10 +330,39 @@ def structure_recipe(data: Mapping[str, Any], registry: PluginRegistry) -> Recip
         elif value:
             executor = ExecutorConfig(type=value["type"], options={k: v for k, v in value.items() if k != "type"})
             problems.attempt(validate_executor_options, executor, registry, "$.executor")
+    access = problems.attempt(structure_access, _table(data, "access", problems), "$.access") or AccessPolicy()
     problems.raise_if_any()
     return Recipe(
         models=KnowledgeModels(**defaults, named=named), stores=stores, parsers=parsers, steps=steps, query=query, executor=executor,
+        access=access,
     )
+
+
+def structure_access(data: Mapping[str, Any], path: str) -> AccessPolicy:
+    """``[access] default = [...]`` and ``[[access.rules]] glob = "..." principals = [...]``."""
+    extra = sorted(set(data) - {"default", "rules"})
+    if extra:
+        raise _error(path, f"unknown key(s) {', '.join(extra)}; [access] has default and rules")
+    try:
+        default = check_principals(_principal_list(data.get("default", [PUBLIC]), f"{path}.default"), what="[access] default")
+    except InvalidAccessError as exc:
+        raise _error(f"{path}.default", str(exc)) from None
+    rules = []
+    for i, rule in enumerate(data.get("rules", [])):
+        where = f"{path}.rules[{i}]"
+        if not isinstance(rule, Mapping) or set(rule) != {"glob", "principals"} or not isinstance(rule["glob"], str) or not rule["glob"]:
+            raise _error(where, 'a rule is a table with a glob and its principals, e.g. { glob = "hr/**", principals = ["group:hr"] }')
+        try:
+            rules.append(AccessRule(glob=rule["glob"], principals=_principal_list(rule["principals"], f"{where}.principals")))
+        except InvalidAccessError as exc:
+            raise _error(f"{where}.principals", str(exc)) from None
+    return AccessPolicy(default=default, rules=rules)
+
+
+def _principal_list(value: Any, path: str) -> list[str]:
+    if not isinstance(value, list):
+        raise _error(path, f'expected a list of principals such as ["public"] or ["group:hr"], got {type(value).__name__}')
+    return value
 
 
 def structure_step(entry: Mapping[str, Any], registry: PluginRegistry, path: str) -> Any:
@@ -448,6 +480,8 @@ def _unstructure_recipe(recipe: Recipe, *, include_secrets: bool, mask: bool = F
         data["query"] = {mode: dict(options) for mode, options in recipe.query.items()}
     if recipe.executor is not None:
         data["executor"] = {"type": recipe.executor.type, **dict(recipe.executor.options)}
+    if recipe.access != AccessPolicy():
+        data["access"] = recipe.access.to_dict()
     return data
 
 

@@ -14,6 +14,10 @@ Rules (docs/concepts.md, "Which files a build reads"):
   (a FIFO is never opened: reading it would block the build).
 - A file or folder that cannot be read (permission denied, I/O error) is an ``unreadable_file``
   or ``unreadable_folder`` issue. Nothing here stops the build.
+- Access lists (docs/security.md): ``NAME.access`` beside a file gives that file's principals, one per
+  line (``#`` starts a comment); a folder's ``.access`` file gives every file below it that has no
+  closer one. Neither is a document. A sidecar that cannot be read or names an invalid principal keeps
+  its document out (``invalid_access_file``): a document is never taken in as more public than asked.
 """
 
 from __future__ import annotations
@@ -28,8 +32,20 @@ from typing import Any
 
 import attrs
 
+from heta_framework.contracts.access import check_principals
 from heta_framework.contracts.documents import SourceDocument, content_hash, document_id_problem
-from heta_framework.errors import InvalidDocumentIdError, KnowledgeBaseError
+from heta_framework.errors import InvalidAccessError, InvalidDocumentIdError, KnowledgeBaseError
+
+#: ``report.pdf.access`` holds report.pdf's principals; a folder's ``.access`` those of the files below it
+ACCESS_SUFFIX = ".access"
+FOLDER_ACCESS_FILE = ".access"
+
+
+def read_access_file(path: Path) -> tuple[str, ...]:
+    """The principals an access file lists, one per line; raises ``InvalidAccessError`` or ``OSError``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    principals = [line.split("#", 1)[0].strip() for line in lines]
+    return check_principals([p for p in principals if p], what=str(path))
 
 
 @attrs.frozen
@@ -42,6 +58,8 @@ class SourceItem:
     data: bytes
     metadata: dict[str, Any]
     modified: float | None = None
+    #: the access list a sidecar or the ``SourceDocument`` gives (``None``: none given)
+    access: tuple[str, ...] | None = None
 
 
 @attrs.frozen
@@ -98,6 +116,8 @@ class SourceWalk:
         self.seen: set[str] = set()
         self._walked_dirs: set[tuple[int, int]] = set()
         self._yielded: set[str] = set()
+        self._folder_access: dict[Path, tuple[str, ...] | None] = {}
+        self._root = Path(".")
         for source in self.sources:
             if not isinstance(source, SourceDocument) and not os.path.lexists(source):
                 raise KnowledgeBaseError(f"No such file or folder: {source}")
@@ -112,6 +132,7 @@ class SourceWalk:
                     name=source.name,
                     data=data,
                     metadata=dict(source.metadata),
+                    access=source.access,
                 )
                 continue
             path = Path(source)
@@ -120,6 +141,8 @@ class SourceWalk:
             except OSError as exc:
                 self._skip_error(path, exc, folder=False)
                 continue
+            # a folder .access counts up to the folder asked for (a file named directly: its own folder)
+            self._root = path if is_dir else path.parent
             if is_dir:
                 self.folders.append(path.resolve())
                 yield from self._walk(path, ancestors=())
@@ -148,6 +171,8 @@ class SourceWalk:
             return
         for entry in entries:
             path = Path(entry.path)
+            if entry.name == FOLDER_ACCESS_FILE or (entry.name.endswith(ACCESS_SUFFIX) and entry.name != ACCESS_SUFFIX):
+                continue  # access lists, read with the files they govern
             if entry.name.startswith("."):
                 self._skip("hidden_file_skipped", path, f"{path} starts with '.': hidden files and folders are not read.", severity="info")
                 continue
@@ -185,8 +210,30 @@ class SourceWalk:
             self._skip_error(path, exc, folder=False)
             return
         self._yielded.add(str(resolved))
+        try:
+            access = self._access_for(path)
+        except (OSError, UnicodeDecodeError, InvalidAccessError) as exc:
+            self._skip("invalid_access_file", path, f"The access list of {path} could not be used ({exc}); the file was not read. "
+                       "Fix the .access file (one principal per line) and build again.", severity="error")
+            return
         # the target's name, not the link's: one file is one document whichever path reached it
-        yield SourceItem(id=file_document_id(resolved), source=str(resolved), name=resolved.name, data=data, metadata={}, modified=modified)
+        yield SourceItem(id=file_document_id(resolved), source=str(resolved), name=resolved.name, data=data, metadata={},
+                         modified=modified, access=access)
+
+    def _access_for(self, path: Path) -> tuple[str, ...] | None:
+        """The file's own sidecar, else the closest folder ``.access`` up to the folder the walk started from."""
+        own = path.with_name(path.name + ACCESS_SUFFIX)
+        if own.is_file():
+            return read_access_file(own)
+        for folder in path.parents:
+            if folder not in self._folder_access:
+                listed = folder / FOLDER_ACCESS_FILE
+                self._folder_access[folder] = read_access_file(listed) if listed.is_file() else None
+            if self._folder_access[folder] is not None:
+                return self._folder_access[folder]
+            if folder == self._root:
+                break
+        return None
 
     # --- what was skipped ---------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 
+from heta_framework.contracts.access import AccessPolicy
 from heta_framework.contracts.documents import SourceDocument
 from heta_framework.contracts.progress import ProgressFactory
 from heta_framework.contracts.record import BuildReport, StepReport, issue_to_dict
@@ -41,12 +42,13 @@ class Builder:
 
     async def build(
         self, sources: list[Path | str | SourceDocument], *, rebuild: bool, prune: bool, force: bool, wait: float | None,
-        progress: ProgressFactory,
+        progress: ProgressFactory, access: tuple[str, ...] | None, policy: AccessPolicy,
     ) -> BuildReport:
         loaded = self._loaded
         async with loaded.writer("built", wait) as lock:
             self._check_recipe()
-            report = await ingest(sources, loaded=loaded, components=self._components, removal=self._removal, prune=prune, force=force)
+            report = await ingest(sources, loaded=loaded, components=self._components, removal=self._removal, prune=prune, force=force,
+                                  access=access, policy=policy)
             if lock.stale_holder:
                 report = attrs.evolve(report, issues=(*report.issues, stale_lock_issue(lock.stale_holder)))
             return await self._run(report, rebuild=rebuild, progress=progress)

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import attrs
 
+from heta_framework.contracts.access import AccessPolicy
 from heta_framework.contracts.documents import DocumentRecord, SourceDocument, content_hash, document_key
 from heta_framework.contracts.record import StepReport
 from heta_framework.contracts.steps import IssueResolution, IssueSubject, StepIssue
 from heta_framework.kb.parts.component_set import ComponentSet
 from heta_framework.kb.parts.loaded_state import LoadedState
 from heta_framework.kb.parts.removal import DocumentRemoval
-from heta_framework.runtime.sources import SourceWalk, raw_suffix
+from heta_framework.runtime.sources import SourceItem, SourceWalk, raw_suffix
 
 INGEST_STEP = "ingest_sources"
 RAW_PREFIX = "raw/"
@@ -31,8 +32,15 @@ async def ingest(
     removal: DocumentRemoval,
     prune: bool,
     force: bool,
+    access: tuple[str, ...] | None,
+    policy: AccessPolicy,
 ) -> StepReport:
-    """Copy new and changed documents in; report what was skipped, refused, deduplicated or pruned."""
+    """Copy new and changed documents in; report what was skipped, refused, deduplicated or pruned.
+
+    ``access`` (``heta build --access``) is the access list of every document of this build; without it a
+    document takes its ``SourceDocument``/sidecar list, else the first matching recipe rule, else keeps the
+    list it had (a plain rebuild never makes a document more public), else the recipe's default.
+    """
     started = time.perf_counter()
     issues: list[StepIssue] = []
     stats: Counter[str] = Counter()
@@ -49,9 +57,13 @@ async def ingest(
     for item in walk:
         digest = content_hash(item.data)
         existing = catalog.get(item.id)
+        readers = document_access(item, access, policy, existing)
         if existing is not None and existing.content_hash == digest:
             if item.modified is not None and existing.modified != item.modified:
-                catalog[item.id] = attrs.evolve(existing, modified=item.modified)
+                catalog[item.id] = existing = attrs.evolve(existing, modified=item.modified)
+            if existing.access != readers:  # the catalog alone says who reads: nothing is embedded again
+                catalog[item.id] = attrs.evolve(existing, access=readers)
+                stats["documents_access_changed"] += 1
             stats["documents_unchanged"] += 1
             continue
         removed = loaded.removed.get(item.id)
@@ -82,7 +94,7 @@ async def ingest(
         loaded.removed.pop(item.id, None)
         catalog[item.id] = DocumentRecord(
             id=item.id, source=item.source, name=item.name, content_hash=digest, size=len(item.data), raw_key=raw_key,
-            metadata=item.metadata, modified=item.modified, added=existing.added if existing else now, updated=now,
+            metadata=item.metadata, modified=item.modified, added=existing.added if existing else now, updated=now, access=readers,
         )
         if item.modified is not None:
             file_by_content[digest] = item.id
@@ -104,6 +116,20 @@ async def ingest(
             await removal.remove(gone, remember=False)
         stats["documents_pruned"] = len(gone)
     return StepReport("ingest", INGEST_STEP, "done", time.perf_counter() - started, tuple(issues), dict(stats))
+
+
+def document_access(
+    item: SourceItem, access: tuple[str, ...] | None, policy: AccessPolicy, existing: DocumentRecord | None,
+) -> tuple[str, ...] | None:
+    """The access list a document takes in from this build (``ingest``'s order)."""
+    if access is not None:
+        return access
+    if item.access is not None:
+        return item.access
+    ruled = policy.for_source(item.source)
+    if ruled is not None:
+        return ruled
+    return existing.access if existing is not None else None
 
 
 def vanished_documents(records: Iterable[DocumentRecord], folders: Sequence[Path]) -> list[str]:

@@ -26,12 +26,15 @@ class LoadedState:
         self.writing = False
         #: queries running now: stores they hold are not closed under them
         self.queries_in_flight = 0
+        #: changes whenever the catalog is read or written (what was computed from it is then recomputed)
+        self.catalog_version = 0
         self.load()
 
     def load(self) -> None:
         self.stamp = self.state.version()  # before reading: a commit in between is seen next time
         self.run_record = RunRecord.open(self.state)
         self.catalog: dict[str, DocumentRecord] = self.state.read_catalog()
+        self.catalog_version += 1
         self.removed: dict[str, dict[str, Any]] = self.state.read_removed()
 
     def reload_if_changed(self, *, always: bool = False) -> bool:
@@ -48,6 +51,7 @@ class LoadedState:
 
     def save_catalog(self) -> None:
         self.state.write_catalog(self.catalog)
+        self.catalog_version += 1
 
     def save_removed(self) -> None:
         self.state.write_removed(self.removed)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,10 @@ from heta_framework.contracts.query_memo import QueryMemo
 from heta_framework.contracts.query_options import check_options
 from heta_framework.contracts.search import QueryContext, QueryHost, QueryRequest, QueryResponse, TraceNode, elapsed_ms
 from heta_framework.errors import HetaError, KnowledgeBaseBusyError, KnowledgeBaseError
+from heta_framework.kb.parts.access_control import AccessControl
 from heta_framework.kb.parts.loaded_state import LoadedState
 from heta_framework.plugins.query_engines import QueryEngineRegistry, check_available
-from heta_framework.runtime.committed_view import documents_being_built, hide_documents
+from heta_framework.runtime.committed_view import documents_being_built, hide_documents, keep_readable
 from heta_framework.runtime.recipe import Recipe
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ DEFAULT_MODE_ORDER = ("heta_rerank_search", "hybrid_search", "vector_search", "f
 class Querying:
     def __init__(
         self, host: QueryHost, engines: QueryEngineRegistry, *, path: Path, recipe: Recipe, loaded: LoadedState, component_keys: frozenset[str],
+        access: AccessControl,
     ):
         self._host = host  # what engines see as context.knowledge_base
         self._path = path
@@ -38,6 +40,7 @@ class Querying:
         self._recipe = recipe
         self._loaded = loaded
         self._component_keys = component_keys
+        self._access = access
         # mode -> why it is unavailable, valid while the run record's assets are the same object
         self._missing_cache: dict[str, list[str]] = {}
         self._missing_token: object = None
@@ -69,9 +72,11 @@ class Querying:
 
     async def query(
         self, text: str, *, mode: str | None, top_k: int, filters: Mapping[str, Any] | None, options: Mapping[str, Any] | None, trace: bool,
+        principals: Iterable[str] | None = None,
     ) -> QueryResponse:
         loaded = self._loaded
         loaded.reload_if_changed()  # another process may have committed a build since the last query
+        scope = self._access.scope(principals)
         if mode is None:
             available = self.available()
             mode = next((m for m in DEFAULT_MODE_ORDER if m in available), None)
@@ -79,7 +84,7 @@ class Querying:
                 raise KnowledgeBaseError("No query mode is available yet: build the knowledge base first (`heta build PATH`).")
         # the recipe's [query.MODE] defaults sit under the caller's own options
         options = {**self._recipe.query_defaults(mode), **(options or {})}
-        request = QueryRequest(text=text, mode=mode, top_k=top_k, filters=filters or {}, options=options, trace=trace)
+        request = QueryRequest(text=text, mode=mode, top_k=top_k, filters=filters or {}, options=options, trace=trace, access=scope)
         response = await self._query_committed_state(request)
         # the writer's own steps may query what they are building; a lock probe only while a run is unfinished
         if not loaded.writing and (being_built := self._documents_being_built()) and loaded.state.writer_active():
@@ -132,9 +137,13 @@ class Querying:
         check_options(engine, request)  # before anything runs: an unknown or bad option is the caller's mistake
         if self.missing(request.mode):  # the cached answer; check_available words the error
             check_available(self.engines, engine, self._loaded.run_record.search_assets, self._component_keys)
+        scope = request.access
+        if scope is not None and scope.restricted:
+            # the engine sees the caller's documents as a filter its stores apply before ranking: top-k is the caller's
+            request = attrs.evolve(request, filters=scope.restrict(request.filters))
         context = QueryContext(self._host, request, stack, memo)
         started = time.perf_counter()
-        response = await engine.query(request, context)
+        response = keep_readable(await engine.query(request, context), scope)
         response = await self._maybe_answer(request, response)
         if request.trace:
             node = TraceNode(
