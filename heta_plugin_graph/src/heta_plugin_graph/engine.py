@@ -29,7 +29,14 @@ Options (``kb.query(..., options={...})``):
 ==================  =========  ==============================================
 
 Filters apply to evidence chunk metadata (``document_id``, ``source``, ...):
-a fact is returned only if some evidence chunk passes them.
+a fact is returned only if some evidence chunk passes them. A ``document_id`` filter (a caller's
+access scope is one) is pushed into the vector search when the graph store offers
+``facts_of_documents``: only facts with evidence in those documents are candidates, so top-k is
+full and one-hop expansion never crosses a relation only hidden documents support.
+
+Derived text under an access scope (docs/security.md): a fact whose evidence is not all readable by
+the caller is rebuilt from the readable evidence alone: its description is the best description of
+that evidence, and its attributes and aliases (merged from every document) are left out.
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ from heta_framework.kb.stores import GraphStore, VectorStoreProtocol
 from heta_plugin_graph.assets import GRAPH_SEARCH_MODE
 from heta_plugin_graph.normalize import normalize_name
 from heta_plugin_graph.vectors import ENTITY_COLLECTION, RELATION_COLLECTION
+from heta_plugin_graph.visibility import FactVisibility, fact_visibility
 
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -122,7 +130,7 @@ DISTINCT_RELATION_OVERFETCH = 2
 
 
 def _distinct_relation_hits(collection: Any, query_vector: np.ndarray, wanted: int, min_score: float,
-                            overfetch: int = RELATION_OVERFETCH) -> dict[str, float]:
+                            overfetch: int = RELATION_OVERFETCH, filters: Mapping[str, Any] | None = None) -> dict[str, float]:
     """The best ``wanted`` relation hits with one hit per distinct vector.
 
     The nlp extractor's co-occurrences of one sentence share that sentence's vector
@@ -134,7 +142,7 @@ def _distinct_relation_hits(collection: Any, query_vector: np.ndarray, wanted: i
     """
     fetch = wanted * overfetch
     while True:
-        hits = collection.search(query_vector, fetch)[0]
+        hits = collection.search(query_vector, fetch, filters=filters)[0]
         kept: dict[str, float] = {}
         seen: set[str] = set()
         for hit in hits:
@@ -151,11 +159,13 @@ def _distinct_relation_hits(collection: Any, query_vector: np.ndarray, wanted: i
         fetch *= 4  # rare: one text shared by more facts than we fetched
 
 
-def _entity_hits(collection: Any, query_vector: np.ndarray, options: GraphSearchOptions, top_k: int) -> dict[str, float]:
+def _entity_hits(collection: Any, query_vector: np.ndarray, options: GraphSearchOptions, top_k: int,
+                 filters: Mapping[str, Any] | None = None) -> dict[str, float]:
     """Entity id -> similarity: the hits to return, and the seeds of the one-hop expansion."""
     if options.include == "relations" and not options.max_neighbors:
         return {}
-    return {hit.id: hit.score for hit in collection.search(query_vector, options.entity_top_k or top_k)[0] if hit.score >= options.min_score}
+    hits = collection.search(query_vector, options.entity_top_k or top_k, filters=filters)[0]
+    return {hit.id: hit.score for hit in hits if hit.score >= options.min_score}
 
 
 async def _nothing() -> dict[str, float]:
@@ -187,19 +197,23 @@ class HetaGraphSearchEngine:
         want_relations = options.include in ("both", "relations") and relations_collection is not None
         one_per_text = (index.metadata if index else {}).get("relation_vectors") == "one_per_text"
         overfetch = DISTINCT_RELATION_OVERFETCH if one_per_text else RELATION_OVERFETCH
+        visible = await asyncio.to_thread(fact_visibility, graph, request)
+        if visible.nothing_visible:
+            return QueryResponse(metadata={"candidates": 0})
         # the two collections are scanned at once, each on its own thread: the scans are most of the mode's time
         # without the model (55k entity and 95k relation vectors at the 10k bench tier), and FAISS frees the GIL
         entity_hits, relation_scores = await asyncio.gather(
-            asyncio.to_thread(_entity_hits, entities_collection, query_vector, options, request.top_k),
+            asyncio.to_thread(_entity_hits, entities_collection, query_vector, options, request.top_k, visible.entity_filter),
             asyncio.to_thread(_distinct_relation_hits, relations_collection, query_vector, options.relation_top_k or request.top_k,
-                              options.min_score, overfetch) if want_relations else _nothing(),
+                              options.min_score, overfetch, visible.relation_filter) if want_relations else _nothing(),
         )
         return await asyncio.to_thread(
-            self._search, request, options, graph, entities_collection, query_vector, entity_hits, relation_scores
+            self._search, request, options, graph, entities_collection, query_vector, entity_hits, relation_scores, visible,
         )
 
     def _search(self, request: QueryRequest, options: GraphSearchOptions, graph: Any, entities_collection: Any,
-                query_vector: np.ndarray, entity_hits: dict[str, float], relation_scores: dict[str, float]) -> QueryResponse:
+                query_vector: np.ndarray, entity_hits: dict[str, float], relation_scores: dict[str, float],
+                visible: FactVisibility) -> QueryResponse:
         top_k = request.top_k
         want_entities = options.include in ("both", "entities")
         entity_scores: dict[str, tuple[float, dict[str, Any]]] = {i: (score, {"hop": 0}) for i, score in entity_hits.items()}
@@ -210,6 +224,8 @@ class HetaGraphSearchEngine:
             seeds = sorted(entity_scores, key=lambda i: -entity_scores[i][0])[: options.expand_from]
             via: dict[str, tuple[str, str]] = {}
             for relation in graph.relations_touching(seeds):
+                if not visible.allows_relation(relation.id):
+                    continue  # only documents the filter leaves out support it: not a way to reach anything
                 for seed, other in ((relation.source_id, relation.target_id), (relation.target_id, relation.source_id)):
                     if seed in seeds and other not in entity_scores and other not in via:
                         via[other] = (relation.id, seed)
@@ -286,25 +302,29 @@ class HetaGraphSearchEngine:
             document_ids = sorted({e.metadata["document_id"] for e in evidence})
             if result_id.startswith("entity:"):
                 entity = entities[fact_id]
-                text = f"{entity.name} ({entity.type}): {entity.description}" if entity.description else f"{entity.name} ({entity.type})"
+                rows = entity_evidence.get(fact_id, [])
+                description = visible.description(entity.description, rows)
+                attributes, aliases = visible.merged_fields(entity.attributes, entity.aliases, rows)
+                text = f"{entity.name} ({entity.type}): {description}" if description else f"{entity.name} ({entity.type})"
                 results.append(QueryResult(
                     id=result_id, text=text, score=score, kind="entity",
                     metadata={"similarity": float(similarity), "evidence_relevance": best_evidence,
-                              "entity_id": fact_id, "name": entity.name, "type": entity.type, "description": entity.description,
-                              "attributes": dict(entity.attributes), "aliases": list(entity.aliases),
+                              "entity_id": fact_id, "name": entity.name, "type": entity.type, "description": description,
+                              "attributes": attributes, "aliases": aliases,
                               "document_ids": document_ids, **entity_scores[fact_id][1]},
                     evidence=evidence, sources=(GRAPH_SEARCH_MODE,),
                 ))
                 continue
             relation = relations[fact_id]
             source, target = names.get(relation.source_id, relation.source_id), names.get(relation.target_id, relation.target_id)
+            description = visible.description(relation.description, relation_evidence.get(fact_id, []))
             text = f"{source} —{relation.name or relation.type}→ {target}"
-            if relation.description:
-                text += f": {relation.description}"
+            if description:
+                text += f": {description}"
             results.append(QueryResult(
                 id=result_id, text=text, score=score, kind="relation",
                 metadata={"similarity": float(similarity), "evidence_relevance": best_evidence,
-                          "relation_id": fact_id, "type": relation.type, "name": relation.name, "description": relation.description,
+                          "relation_id": fact_id, "type": relation.type, "name": relation.name, "description": description,
                           "source_id": relation.source_id, "source": source, "target_id": relation.target_id, "target": target,
                           "document_ids": document_ids, "hop": 0},
                 evidence=evidence, sources=(GRAPH_SEARCH_MODE,),

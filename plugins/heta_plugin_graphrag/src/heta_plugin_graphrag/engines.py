@@ -26,6 +26,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+import attrs
 import numpy as np
 from heta_framework.builtin.text_split import count_tokens
 from heta_framework.common.models import Message
@@ -34,6 +35,7 @@ from heta_framework.kb.query_options import query_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef, query_issue
 from heta_framework.kb.steps import model_ref
 from heta_plugin_graph.vectors import ENTITY_COLLECTION
+from heta_plugin_graph.visibility import fact_visibility
 
 from heta_plugin_graphrag import persist
 from heta_plugin_graphrag.options import GlobalSearchOptions, LocalSearchOptions
@@ -52,27 +54,55 @@ def words(text: str) -> set[str]:
     return {w.casefold() for w in _WORD.findall(text) if len(w) > 2 or not w.isascii()}
 
 
-#: parsed reports and their word sets, by the SHA-256 of the reports file: a query hashes the bytes
-#: (milliseconds) instead of parsing JSON and tokenising every report again; a new build changes the hash
-_PARSED: OrderedDict[str, tuple[dict[str, Any], dict[str, frozenset[str]]]] = OrderedDict()
+@attrs.define
+class ParsedReports:
+    """The community reports of one build: parsed, each report's words, and (once asked) the documents each rests on."""
+
+    reports: dict[str, Any]
+    words: dict[str, frozenset[str]]
+    documents: dict[str, frozenset[str]] | None = None
+
+    def documents_of(self, graph: Any) -> dict[str, frozenset[str]]:
+        if self.documents is None:
+            chunk_ids = list(dict.fromkeys(c for entry in self.reports.values() for c in entry["chunk_ids"]))
+            document_of = {chunk_id: chunk.document_id for chunk_id, chunk in graph.get_chunks(chunk_ids).items()}
+            # a chunk the graph no longer holds (its document was removed) rests on nothing a caller could read
+            self.documents = {cid: frozenset(document_of.get(c, "") for c in entry["chunk_ids"]) for cid, entry in self.reports.items()}
+        return self.documents
+
+    def readable(self, graph: Any, candidates: Mapping[str, Any], request: QueryRequest) -> dict[str, Any]:
+        """The ``candidates`` whose every supporting document the caller may read (all without an access scope).
+
+        A report summarises its whole community: written from documents the caller may not read, it would
+        tell what they say, so it is left out rather than shown in part (docs/security.md).
+        """
+        scope = request.access
+        if scope is None or not scope.restricted:
+            return dict(candidates)
+        documents = self.documents_of(graph)
+        return {cid: entry for cid, entry in candidates.items() if scope.allows_all(documents.get(cid, ("",)))}
+
+
+#: parsed reports by the SHA-256 of the reports file: a query hashes the bytes (milliseconds) instead of
+#: parsing JSON and tokenising every report again; a new build changes the hash
+_PARSED: OrderedDict[str, ParsedReports] = OrderedDict()
 _PARSED_KEPT = 4
 
 
-def load_reports_with_words(objects: Any) -> tuple[dict[str, Any], dict[str, frozenset[str]]]:
+def load_reports(objects: Any) -> ParsedReports:
     if not objects.exists(persist.REPORTS_KEY):
-        return {}, {}
+        return ParsedReports({}, {})
     raw = objects.get_bytes(persist.REPORTS_KEY)
     digest = hashlib.sha256(raw).hexdigest()
     if digest in _PARSED:
         _PARSED.move_to_end(digest)
         return _PARSED[digest]
     reports = dict(json.loads(raw)["reports"])
-    parsed = (reports, {cid: frozenset(words(report_text(e["report"]))) for cid, e in reports.items()})
+    parsed = ParsedReports(reports, {cid: frozenset(words(report_text(e["report"]))) for cid, e in reports.items()})
     _PARSED[digest] = parsed
     while len(_PARSED) > _PARSED_KEPT:
         _PARSED.popitem(last=False)
     return parsed
-
 
 
 def _chunk_passes(chunk: Any, filters: Mapping[str, Any]) -> bool:
@@ -108,9 +138,11 @@ class GraphRagGlobalSearchEngine(_GraphRagEngine):
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
         options: GlobalSearchOptions = query_options(self, request)
         objects, graph, vector_store = self._stores(context)
-        stored, report_words = await asyncio.to_thread(load_reports_with_words, objects)
+        parsed = await asyncio.to_thread(load_reports, objects)
+        stored, report_words = parsed.reports, parsed.words
         candidates = {cid: e for cid, e in stored.items() if options.level is None or e["level"] == options.level}
         candidates = {cid: e for cid, e in candidates.items() if float(e["report"].get("rating", 0)) >= options.min_rating}
+        candidates = await asyncio.to_thread(parsed.readable, graph, candidates, request)
         if not candidates:
             issue = query_issue("empty_graph", "There are no community reports (no communities, or none at this level).", "returned_nothing")
             return QueryResponse(metadata={"issues": [issue], "reports": []})
@@ -206,9 +238,13 @@ class GraphRagLocalSearchEngine(_GraphRagEngine):
 
     def _local(self, objects: Any, graph: Any, collection: Any, query_vector: Any, request: QueryRequest,
                options: LocalSearchOptions) -> QueryResponse:
-        hits = collection.search(query_vector, options.top_k_entities)[0]
+        visible = fact_visibility(graph, request)  # the caller's documents and the request's document filter
+        hits = collection.search(query_vector, options.top_k_entities, filters=visible.entity_filter)[0]
         entities = graph.get_entities([h.id for h in hits])
         chosen = [h.id for h in hits if h.id in entities]
+        if visible.scope is not None:  # a store that could not narrow the search: keep what the caller can read
+            readable = graph.evidence("entity", chosen)
+            chosen = [e for e in chosen if visible.readable_rows(readable.get(e, []))]
         if not chosen:
             return QueryResponse(metadata={"issues": [query_issue("empty_graph", "No entity is near the query.", "returned_nothing")]})
         budget = options.max_tokens - count_tokens(request.text)
@@ -217,7 +253,7 @@ class GraphRagLocalSearchEngine(_GraphRagEngine):
         fact_budget = budget - report_budget - unit_budget
 
         chosen_set = set(chosen)
-        touching = graph.relations_touching(chosen)
+        touching = [r for r in graph.relations_touching(chosen) if visible.allows_relation(r.id)]
         # GraphRAG's order: relations among the chosen entities first, then those reaching out, by how connected
         degree = Counter(e for r in touching for e in (r.source_id, r.target_id))
         touching.sort(key=lambda r: (-((r.source_id in chosen_set) + (r.target_id in chosen_set)), -(degree[r.source_id] + degree[r.target_id]), r.id))
@@ -237,7 +273,8 @@ class GraphRagLocalSearchEngine(_GraphRagEngine):
             relations.append({"relation_id": r.id, "source_id": r.source_id, "target_id": r.target_id, "name": r.name})
             used += count_tokens(text)
 
-        stored, _ = load_reports_with_words(objects)
+        parsed = load_reports(objects)
+        stored = parsed.readable(graph, parsed.reports, request)
         overlap = {cid: len(chosen_set & set(e["entity_ids"])) for cid, e in stored.items()}
         ranked_reports = sorted((cid for cid, n in overlap.items() if n), key=lambda c: (-overlap[c], -float(stored[c]["report"].get("rating", 0)), c))
         kept_reports, report_tokens = [], 0

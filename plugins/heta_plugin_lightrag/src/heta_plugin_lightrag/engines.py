@@ -27,6 +27,7 @@ from heta_framework.kb.query_options import query_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, query_issue
 from heta_framework.kb.steps import model_ref
 from heta_plugin_graph.vectors import ENTITY_COLLECTION, RELATION_COLLECTION
+from heta_plugin_graph.visibility import fact_visibility
 
 from heta_plugin_lightrag.extraction import query_keywords
 from heta_plugin_lightrag.graph_context import RankedFacts, build_context, global_facts, local_facts, merge
@@ -92,11 +93,13 @@ class _LightRagEngine:
         return QueryResponse(results=results[: request.top_k], metadata=metadata)
 
     def _context(self, graph, entity_index, relation_index, vector_of, request, options, vector_chunks):
-        local = local_facts(graph, entity_index, vector_of["low"], options) if "local" in self.levels else RankedFacts()
-        global_ = global_facts(graph, relation_index, vector_of["high"], options) if "global" in self.levels else RankedFacts()
+        visible = fact_visibility(graph, request)  # the caller's documents and the request's document filter
+        local = local_facts(graph, entity_index, vector_of["low"], options, visible) if "local" in self.levels else RankedFacts()
+        global_ = global_facts(graph, relation_index, vector_of["high"], options, visible) if "global" in self.levels else RankedFacts()
         ranked = merge(local, global_) if len(self.levels) == 2 else (local if "local" in self.levels else global_)
         return build_context(
-            graph, ranked, query=request.text, mode=self.mode, options=options, filters=request.filters, vector_chunks=vector_chunks
+            graph, ranked, query=request.text, mode=self.mode, options=options, filters=request.filters, vector_chunks=vector_chunks,
+            visible=visible,
         )
 
 

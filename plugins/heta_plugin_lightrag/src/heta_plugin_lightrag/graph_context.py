@@ -29,6 +29,7 @@ from heta_framework.kb.graph_store import StoredChunk, StoredEntity, StoredRelat
 from heta_framework.kb.query_input import matches_filters
 from heta_framework.kb.search import QueryResult
 from heta_plugin_graph.vectors import relations_of_hit
+from heta_plugin_graph.visibility import FactVisibility
 
 from heta_plugin_lightrag.options import LightRagOptions
 
@@ -63,23 +64,26 @@ def _own_id(hit: Any) -> list[str]:
     return [hit.id]
 
 
-def _hits(collection: Any, vector: Any, top_k: int, threshold: float,
-          ids_of: Callable[[Any], list[str]] = _own_id) -> list[tuple[str, float]]:
+def _hits(collection: Any, vector: Any, top_k: int, threshold: float, ids_of: Callable[[Any], list[str]] = _own_id,
+          filters: Mapping[str, Any] | None = None, allows: Callable[[str], bool] = lambda _: True) -> list[tuple[str, float]]:
     """``(id, score)`` of the best ``top_k`` facts scoring at least ``threshold``; ``ids_of`` gives the facts a hit
     stands for (relations that embed one text share its vector, and each of them has its score)."""
     if collection is None:
         return []
-    found = [(i, float(hit.score)) for hit in collection.search(vector, top_k)[0] if hit.score >= threshold for i in ids_of(hit)]
+    hits = collection.search(vector, top_k, filters=filters)[0]
+    found = [(i, float(hit.score)) for hit in hits if hit.score >= threshold for i in ids_of(hit) if allows(i)]
     return found[:top_k]
 
 
-def local_facts(graph: Any, entity_index: Any, vector: Any, options: LightRagOptions) -> RankedFacts:
-    hits = _hits(entity_index, vector, options.graph_top_k, options.cosine_threshold)
+def local_facts(graph: Any, entity_index: Any, vector: Any, options: LightRagOptions, visible: FactVisibility | None = None) -> RankedFacts:
+    visible = visible or FactVisibility()
+    hits = _hits(entity_index, vector, options.graph_top_k, options.cosine_threshold, filters=visible.entity_filter)
     stored = graph.get_entities([i for i, _ in hits])
     seeds = [i for i, _ in hits if i in stored]  # a vector whose entity is gone is skipped
     if not seeds:
         return RankedFacts()
-    touching = graph.relations_touching(seeds)
+    # a relation only documents the caller may not read support is no edge of their graph
+    touching = [r for r in graph.relations_touching(seeds) if visible.allows_relation(r.id)]
     degree = Counter(endpoint for r in touching for endpoint in (r.source_id, r.target_id))
     seed_rank = {entity_id: rank for rank, entity_id in enumerate(seeds)}
 
@@ -91,11 +95,14 @@ def local_facts(graph: Any, entity_index: Any, vector: Any, options: LightRagOpt
     return RankedFacts(tuple(seeds), relations, {f"entity:{i}": s for i, s in hits if i in stored})
 
 
-def global_facts(graph: Any, relation_index: Any, vector: Any, options: LightRagOptions) -> RankedFacts:
-    hits = _hits(relation_index, vector, options.graph_top_k, options.cosine_threshold, ids_of=relations_of_hit)
+def global_facts(graph: Any, relation_index: Any, vector: Any, options: LightRagOptions, visible: FactVisibility | None = None) -> RankedFacts:
+    visible = visible or FactVisibility()
+    hits = _hits(relation_index, vector, options.graph_top_k, options.cosine_threshold, ids_of=relations_of_hit,
+                 filters=visible.relation_filter, allows=visible.allows_relation)
     stored = graph.get_relations([i for i, _ in hits])
     relations = [i for i, _ in hits if i in stored]
-    endpoints = [i for i in dict.fromkeys(e for i in relations for e in (stored[i].source_id, stored[i].target_id))]
+    endpoints = [i for i in dict.fromkeys(e for i in relations for e in (stored[i].source_id, stored[i].target_id))
+                 if visible.allows_entity(i)]
     return RankedFacts(tuple(endpoints), tuple(relations), {f"relation:{i}": s for i, s in hits if i in stored})
 
 
@@ -107,14 +114,16 @@ def merge(local: RankedFacts, global_: RankedFacts) -> RankedFacts:
     )
 
 
-def entity_text(entity: StoredEntity) -> str:
-    return f"{entity.name} ({entity.type}): {entity.description}" if entity.description else f"{entity.name} ({entity.type})"
+def entity_text(entity: StoredEntity, description: str | None = None) -> str:
+    description = entity.description if description is None else description
+    return f"{entity.name} ({entity.type}): {description}" if description else f"{entity.name} ({entity.type})"
 
 
-def relation_text(relation: StoredRelation, names: Mapping[str, str]) -> str:
+def relation_text(relation: StoredRelation, names: Mapping[str, str], description: str | None = None) -> str:
+    description = relation.description if description is None else description
     source, target = names.get(relation.source_id, relation.source_id), names.get(relation.target_id, relation.target_id)
     text = f"{source} —{relation.name or relation.type}→ {target}"
-    return f"{text}: {relation.description}" if relation.description else text
+    return f"{text}: {description}" if description else text
 
 
 def within_budget(items: Sequence[tuple[Any, str]], budget: int) -> tuple[list[tuple[Any, str, int]], int]:
@@ -148,20 +157,32 @@ def build_context(
     options: LightRagOptions,
     filters: Mapping[str, Any],
     vector_chunks: Sequence[QueryResult] = (),
+    visible: FactVisibility | None = None,
 ) -> GraphContext:
+    visible = visible or FactVisibility()
     entities = graph.get_entities(list(ranked.entities))
     relations = graph.get_relations(list(ranked.relations))
     endpoint_ids = {e for r in relations.values() for e in (r.source_id, r.target_id)} - set(entities)
     names = {i: e.name for i, e in {**entities, **graph.get_entities(list(endpoint_ids))}.items()}
+    entity_list = [entities[i] for i in ranked.entities if i in entities]
+    relation_list = [relations[i] for i in ranked.relations if i in relations]
+    descriptions: dict[str, str] = {}
+    if visible.scope is not None:
+        # under an access scope, before the budgets: a fact the caller cannot read takes no room, and a fact
+        # resting partly on unreadable documents says only what its readable evidence says
+        rows = {**graph.evidence("entity", [e.id for e in entity_list]), **graph.evidence("relation", [r.id for r in relation_list])}
+        entity_list = [e for e in entity_list if visible.readable_rows(rows.get(e.id, []))]
+        relation_list = [r for r in relation_list if visible.readable_rows(rows.get(r.id, []))]
+        descriptions = {f.id: visible.description(f.description, rows.get(f.id, [])) for f in (*entity_list, *relation_list)}
 
     kept_entities, entity_tokens = within_budget(
-        [(entities[i], entity_text(entities[i])) for i in ranked.entities if i in entities], options.max_entity_tokens
+        [(e, entity_text(e, descriptions.get(e.id))) for e in entity_list], options.max_entity_tokens
     )
     kept_relations, relation_tokens = within_budget(
-        [(relations[i], relation_text(relations[i], names)) for i in ranked.relations if i in relations], options.max_relation_tokens
+        [(r, relation_text(r, names, descriptions.get(r.id))) for r in relation_list], options.max_relation_tokens
     )
-    entity_rows = graph.evidence("entity", [e.id for e, _, _ in kept_entities])
-    relation_rows = graph.evidence("relation", [r.id for r, _, _ in kept_relations])
+    entity_rows = {k: visible.readable_rows(v) for k, v in graph.evidence("entity", [e.id for e, _, _ in kept_entities]).items()}
+    relation_rows = {k: visible.readable_rows(v) for k, v in graph.evidence("relation", [r.id for r, _, _ in kept_relations]).items()}
     # LightRAG's WEIGHT pick: a chunk that evidences more of the kept facts comes first
     weight = Counter(row[0] for rows in (*entity_rows.values(), *relation_rows.values()) for row in rows)
 
@@ -203,7 +224,7 @@ def build_context(
         )
         if filters and not evidence:
             return None  # as in heta_graph_search: a fact is returned only if some evidence passes the filters
-        metadata: dict[str, Any] = {"type": fact.type, "description": fact.description, "tokens": tokens,
+        metadata: dict[str, Any] = {"type": fact.type, "description": descriptions.get(fact.id, fact.description), "tokens": tokens,
                                     "document_ids": sorted({e.document_id for e in evidence if e.document_id})}
         if kind == "entity":
             metadata |= {"entity_id": fact.id, "name": fact.name}

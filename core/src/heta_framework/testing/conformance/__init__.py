@@ -26,6 +26,7 @@ suite                       contract                    fixture to provide
 ``RerankClientSuite``       ``RerankClient``            ``rerank_client``
 ``QueryEngineSuite``        ``QueryEngineProtocol``     ``knowledge_base``, ``mode``, ``known_query``
 ``ExecutorSuite``           ``ExecutorProtocol``        ``executor``
+``AccessLeakageSuite``      every available mode        ``leak_kb`` (``build_leakage_kb(path, recipe)``)
 ==========================  ==========================  =============================================
 
 ``store_factory(root)`` must open the *same* store again when called again with
@@ -52,9 +53,12 @@ _SUITES = {
     "RerankClientSuite": "clients",
     "QueryEngineSuite": "query_engine",
     "ExecutorSuite": "executor",
+    "AccessLeakageSuite": "access",
+    "build_leakage_kb": "access",
 }
 
 __all__ = [
+    "AccessLeakageSuite",
     "EmbeddingClientSuite",
     "ExecutorSuite",
     "GraphStoreSuite",
@@ -66,6 +70,7 @@ __all__ = [
     "SQLStoreSuite",
     "TextIndexStoreSuite",
     "VectorStoreSuite",
+    "build_leakage_kb",
 ]
 
 
