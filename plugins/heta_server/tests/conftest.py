@@ -90,19 +90,26 @@ class RunningServer:
     def client(self, **kwargs) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=60, **kwargs)
 
+    others: dict[str, KnowledgeBase] = attrs.field(factory=dict)
+
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=30)
         self.kb.close()
+        for other in self.others.values():
+            other.close()
 
 
-def start_server(kb_path: Path, config: ServerConfig | None = None, *, warm: bool = False) -> RunningServer:
-    """uvicorn on 127.0.0.1 (an ephemeral port) in a thread, serving ``kb_path``; returns once it accepts requests."""
+def start_server(kb_path: Path, config: ServerConfig | None = None, *, warm: bool = False,
+                 kbs: dict[str, Path] | None = None) -> RunningServer:
+    """uvicorn on 127.0.0.1 (an ephemeral port) in a thread, serving ``kb_path`` (and ``kbs`` by name); returns once it
+    accepts requests."""
     kb = KnowledgeBase.load(kb_path)
+    others = {name: KnowledgeBase.load(path) for name, path in (kbs or {}).items()}
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(kb, config, warm=warm), log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(create_app(kb, config, warm=warm, kbs=others), log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 120
@@ -110,7 +117,7 @@ def start_server(kb_path: Path, config: ServerConfig | None = None, *, warm: boo
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.02)
-    return RunningServer(f"http://127.0.0.1:{port}", kb, server, thread)
+    return RunningServer(f"http://127.0.0.1:{port}", kb, server, thread, others)
 
 
 @pytest.fixture(scope="session")
@@ -123,11 +130,11 @@ def served(built_kb) -> Iterator[RunningServer]:
 
 @pytest.fixture
 def server_factory() -> Iterator:
-    """``start(kb_path, config)`` -> a ``RunningServer`` stopped after the test."""
+    """``start(kb_path, config, kbs={name: path})`` -> a ``RunningServer`` stopped after the test."""
     started: list[RunningServer] = []
 
-    def start(kb_path: Path, config: ServerConfig | None = None) -> RunningServer:
-        running = start_server(kb_path, config)
+    def start(kb_path: Path, config: ServerConfig | None = None, *, kbs: dict[str, Path] | None = None) -> RunningServer:
+        running = start_server(kb_path, config, kbs=kbs)
         started.append(running)
         return running
 

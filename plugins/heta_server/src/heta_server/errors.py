@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from heta_framework.common.secrets import redact
 from heta_framework.errors import (
     HetaError,
+    InvalidAccessError,
     InvalidDocumentIdError,
     InvalidQueryError,
     KnowledgeBaseBusyError,
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 STATUS_BY_ERROR: tuple[tuple[type[BaseException], int], ...] = (
     (InvalidQueryError, 422),
     (InvalidDocumentIdError, 422),
+    (InvalidAccessError, 422),
     (UnknownNameError, 404),
     (ModeUnavailableError, 409),
     (KnowledgeBaseLockedError, 409),

@@ -1,17 +1,23 @@
 """ASGI middleware in front of every endpoint: the bearer token, the body size limit, the last-resort error.
 
+The token is looked up in the server's ``TokenTable`` (``tokens.py``: hashed, compared with every entry in
+constant time); the caller it stands for goes into the request's scope (``CALLER_KEY``) for the endpoints.
+Without tokens every request is the anonymous caller (loopback only).
+
 Pure ASGI (not ``BaseHTTPMiddleware``) so an oversize body is refused while it streams in,
 before the application buffers it.
 """
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
+import re
 from typing import Any
 
 from heta_server.errors import error_body
+from heta_server.tenants import CALLER_KEY
+from heta_server.tokens import ANONYMOUS, Caller, TokenTable
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +28,8 @@ OPEN_PATHS = frozenset({"/healthz", "/", "/static/page.js", "/static/page.css"})
 SECURITY_HEADERS = [
     (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
 ]
-UPLOAD_PATHS = frozenset({"/api/v1/documents/upload"})
+#: the upload endpoint of the --kb knowledge base and of every named one
+UPLOAD_PATH = re.compile(r"/api/v1/(kbs/[^/]+/)?documents/upload")
 
 
 async def _send_json(send: Any, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
@@ -36,9 +43,9 @@ async def _send_json(send: Any, status: int, body: dict, headers: list[tuple[byt
 
 
 class Guard:
-    def __init__(self, app: Any, *, token: str | None, max_body_bytes: int, max_upload_bytes: int):
+    def __init__(self, app: Any, *, tokens: TokenTable | None, max_body_bytes: int, max_upload_bytes: int):
         self.app = app
-        self.token = token.encode() if token else None
+        self.tokens = tokens
         self.max_body_bytes = max_body_bytes
         self.max_upload_bytes = max_upload_bytes
 
@@ -48,13 +55,16 @@ class Guard:
             return
         send = _with_security_headers(send)
         path = scope.get("path", "")
-        if self.token is not None and path not in OPEN_PATHS and not _is_preflight(scope) and not self._authorised(scope):
+        caller = self._caller(scope)
+        if caller is None and path not in OPEN_PATHS and not _is_preflight(scope):
             await _send_json(
-                send, 401, error_body("Unauthorized", "This server needs 'Authorization: Bearer <token>' (the token it was started with)."),
+                send, 401, error_body("Unauthorized", "This server needs 'Authorization: Bearer <token>' (a token it was started with)."),
                 [(b"www-authenticate", b"Bearer")],
             )
             return
-        limit = self.max_upload_bytes if path in UPLOAD_PATHS else self.max_body_bytes
+        if caller is not None:
+            scope = {**scope, CALLER_KEY: caller}
+        limit = self.max_upload_bytes if UPLOAD_PATH.fullmatch(path) else self.max_body_bytes
         declared = _content_length(scope)
         if declared is not None and declared > limit:
             await _send_json(send, 413, _too_large(limit))
@@ -98,12 +108,15 @@ class Guard:
                     "InternalError", f"The server met an unexpected {type(exc).__name__}; see the server log."
                 ))
 
-    def _authorised(self, scope: dict) -> bool:
+    def _caller(self, scope: dict) -> Caller | None:
+        """Who the request's bearer token stands for; ``None``: no token, or one this server does not know."""
+        if self.tokens is None:
+            return ANONYMOUS
         for name, value in scope.get("headers", ()):
             if name == b"authorization":
                 scheme, _, given = value.partition(b" ")
-                return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.token or b"")
-        return False
+                return self.tokens.authenticate(given.strip()) if scheme.lower() == b"bearer" else None
+        return None
 
 
 def _content_length(scope: dict) -> int | None:

@@ -137,8 +137,8 @@ class JobRunner:
     def running(self) -> Job | None:
         return next((job for job in self._jobs.values() if job.status == "running"), None)
 
-    async def start(self, kind: str, work: Callable[[Job], Awaitable[Any]], documents: Sequence[str] = ()) -> Job:
-        """Start ``work(job)`` in the background, or refuse with 409 when another write runs."""
+    def check_idle(self) -> None:
+        """Refuse (409 ``WriteInProgress``) while one of this server's writes runs."""
         if self._write_lock.locked():
             running = self.running()
             raise ApiError(
@@ -147,6 +147,10 @@ class JobRunner:
                 f"wait for job {running.id if running else '?'} to finish (GET /api/v1/jobs/ID), then retry.",
                 job_id=running.id if running else None,
             )
+
+    async def start(self, kind: str, work: Callable[[Job], Awaitable[Any]], documents: Sequence[str] = ()) -> Job:
+        """Start ``work(job)`` in the background, or refuse with 409 when another write runs."""
+        self.check_idle()
         # taken here, not in the task, so a request arriving before the task starts is refused; an unheld
         # asyncio.Lock is acquired without suspending, so nothing can slip in between the check and this
         await self._write_lock.acquire()

@@ -6,8 +6,10 @@
 3. Score each chunk by recency, importance and relevance (``memory_scoring.py``), per-request weights.
 4. With ``models.reranker`` in the recipe (and ``rerank`` on), the reranker reorders the scored
    candidates; without one the composite order stands.
-5. ``related``: chunks one graph hop from the results' entities (``memory_related.py``).
-6. The returned chunks' last-access time becomes now (``memory_access.py``; off with ``update_access``).
+5. ``related``: chunks one graph hop from the results' entities (``memory_related.py``), through
+   what the caller may read only.
+6. The returned chunks' last-access time becomes now for the caller's principal set
+   (``memory_access.py``; off with ``update_access``): one caller's reads never reorder another's.
 
 The mode is available as soon as one leg is built (``ANY_LEG``): it needs no particular
 leg, and a leg that is not built is reported in ``metadata["issues"]`` as
@@ -36,7 +38,7 @@ from heta_framework.errors import ModeUnavailableError
 from heta_framework.kb.query_options import query_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, query_issue
 
-from heta_server.memory_access import access_log
+from heta_server.memory_access import access_log, scope_key
 from heta_server.memory_options import MemorySearchOptions
 from heta_server.memory_related import related_chunks
 from heta_server.memory_scoring import composite, importance_of, recency
@@ -100,7 +102,8 @@ class MemorySearchEngine:
         if options.tags:
             chunks = [c for c in chunks if _has_tag(context, c, options.tags)]
         now = time.time()
-        scored = await asyncio.to_thread(_score, context, chunks, options, now, issues)
+        readers = scope_key(request.access.principals if request.access is not None else None)
+        scored = await asyncio.to_thread(_score, context, chunks, options, now, issues, readers)
         ranking = "composite"
         if scored and options.rerank and context.has_component(RERANKER):
             try:
@@ -115,9 +118,9 @@ class MemorySearchEngine:
         results = scored[: request.top_k]
         related: list[dict[str, Any]] = []
         if options.related:
-            related = await _related(context, results, options.related_top_k or request.top_k, issues)
+            related = await _related(context, request, results, options.related_top_k or request.top_k, issues)
         if options.update_access and results:
-            await asyncio.to_thread(access_log(context.knowledge_base.path).record, [r.id for r in results], now)
+            await asyncio.to_thread(access_log(context.knowledge_base.path).record, [r.id for r in results], now, readers)
         metadata: dict[str, Any] = {
             "fusion": {"rrf_k": options.rrf_k, "candidate_top_k": candidates, "legs": legs},
             "weights": options.weights(),
@@ -146,12 +149,12 @@ def _has_tag(context: QueryContext, result: QueryResult, wanted: Sequence[str]) 
 
 
 def _score(context: QueryContext, chunks: list[QueryResult], options: MemorySearchOptions, now: float,
-           issues: list[dict[str, Any]]) -> list[QueryResult]:
-    """Chunks with their composite score (best first; ties keep the RRF order)."""
+           issues: list[dict[str, Any]], readers: str) -> list[QueryResult]:
+    """Chunks with their composite score (best first; ties keep the RRF order); recency is ``readers``' own."""
     if not chunks:
         return []
     best = max(c.score for c in chunks) or 1.0
-    accessed = access_log(context.knowledge_base.path).last_access([c.id for c in chunks])
+    accessed = access_log(context.knowledge_base.path).last_access([c.id for c in chunks], readers)
     weights = options.weights()
     scored = []
     bad_importance: list[str] = []
@@ -207,7 +210,8 @@ async def _rerank(context: QueryContext, text: str, scored: list[QueryResult]) -
     return reordered
 
 
-async def _related(context: QueryContext, results: list[QueryResult], limit: int, issues: list[dict[str, Any]]) -> list[dict[str, Any]]:
+async def _related(context: QueryContext, request: QueryRequest, results: list[QueryResult], limit: int,
+                   issues: list[dict[str, Any]]) -> list[dict[str, Any]]:
     tables = context.find_asset(GRAPH_TABLES)
     if tables is None:
         issues.append(query_issue(
@@ -216,12 +220,15 @@ async def _related(context: QueryContext, results: list[QueryResult], limit: int
         ))
         return []
     graph = context.get_component(tables.store)
-    if not (hasattr(graph, "chunk_links") or hasattr(graph, "facts_of_documents")):
+    scope = request.access
+    # a caller who may not read everything needs the links counted over its documents alone: the plain reads
+    readable = scope.allows if scope is not None and scope.restricted else None
+    if not (hasattr(graph, "facts_of_documents") or (readable is None and hasattr(graph, "chunk_links"))):
         issues.append(query_issue(
             "memory_related_unavailable",
             f"The graph store {type(graph).__name__} cannot list the facts of documents, so related is empty.",
             "returned_no_related",
         ))
         return []
-    found = await asyncio.to_thread(related_chunks, graph, results, limit)
+    found = await asyncio.to_thread(related_chunks, graph, results, limit, readable)
     return [chunk.to_dict() for chunk in found]

@@ -51,6 +51,9 @@ class DocumentBody(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     importance: float | None = Field(default=None, description="0-10; memory_search's importance")
     tags: list[str] | None = None
+    access: list[str] | None = Field(
+        default=None, description="who may read it (principals; \"public\": everyone); default: the recipe's [access] default"
+    )
 
 
 class AddDocumentsBody(BaseModel):
@@ -65,3 +68,11 @@ class RemoveDocumentsBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     ids: list[str] = Field(min_length=1)
+
+
+class AccessBody(BaseModel):
+    """``PUT /api/v1/documents/{id}/access``: the document's new access list; ``null``: the recipe's default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    access: list[str] | None
