@@ -107,3 +107,18 @@ def test_warm_up_opens_the_knowledge_base_once(kb_path):
     assert retriever.run("coral reefs")["documents"][0].meta["mode"] == "sql_text_search"  # mode=None: the best available
     assert retriever._source.get() is opened
     retriever.close()
+
+
+def test_the_retriever_reads_only_what_its_principals_may(tmp_path):
+    from heta_framework.testing.sample_kb import build_sample_kb, restrict_sample_document
+
+    path = restrict_sample_document(build_sample_kb(tmp_path / "kb"))
+    public = HetaRetriever(path, mode="sql_text_search", top_k=4)
+    reader = HetaRetriever(path, mode="sql_text_search", top_k=4, principals=["group:medicine"])
+    try:
+        assert [d.meta["document_id"] for d in public.run("penicillin")["documents"]] == ["whales"]
+        assert "fleming" in {d.meta["document_id"] for d in reader.run("penicillin")["documents"]}
+        assert HetaRetriever.from_dict(reader.to_dict()).settings.principals == ("group:medicine",)  # kept through to_dict
+    finally:
+        public.close()
+        reader.close()

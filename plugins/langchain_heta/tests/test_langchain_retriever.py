@@ -128,3 +128,17 @@ def test_default_mode_and_a_missing_mode(kb_path):
         retriever.close()
     with pytest.raises(ValueError, match="knowledge_base"):  # pydantic's ValidationError
         HetaRetriever(knowledge_base=42)
+
+
+def test_the_retriever_reads_only_what_its_principals_may(tmp_path):
+    from heta_framework.testing.sample_kb import build_sample_kb, restrict_sample_document
+
+    path = restrict_sample_document(build_sample_kb(tmp_path / "kb"))
+    public = HetaRetriever(knowledge_base=path, mode="sql_text_search", top_k=4)
+    reader = HetaRetriever(knowledge_base=path, mode="sql_text_search", top_k=4, principals=["group:medicine"])
+    try:
+        assert [d.metadata["document_id"] for d in public.invoke("penicillin")] == ["whales"]
+        assert "fleming" in {d.metadata["document_id"] for d in reader.invoke("penicillin")}
+    finally:
+        public.close()
+        reader.close()

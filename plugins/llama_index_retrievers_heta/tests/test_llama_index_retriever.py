@@ -94,3 +94,17 @@ def test_a_knowledge_base_object_default_mode_and_a_missing_mode(kb_path):
     with pytest.raises(ModeUnavailableError, match="hybrid_search"):
         HetaRetriever(kb, mode="hybrid_search").retrieve("coral")
     kb.close()
+
+
+def test_the_retriever_reads_only_what_its_principals_may(tmp_path):
+    from heta_framework.testing.sample_kb import build_sample_kb, restrict_sample_document
+
+    path = restrict_sample_document(build_sample_kb(tmp_path / "kb"))
+    public = HetaRetriever(path, mode="sql_text_search", top_k=4)
+    reader = HetaRetriever(path, mode="sql_text_search", top_k=4, principals=["group:medicine"])
+    try:
+        assert [n.node.metadata["document_id"] for n in public.retrieve("penicillin")] == ["whales"]
+        assert "fleming" in {n.node.metadata["document_id"] for n in reader.retrieve("penicillin")}
+    finally:
+        public.close()
+        reader.close()

@@ -39,6 +39,8 @@ class QuerySettings:
     top_k: int = 10
     filters: Mapping[str, Any] = attrs.field(factory=dict, converter=_plain_dict)
     options: Mapping[str, Any] = attrs.field(factory=dict, converter=_plain_dict)
+    #: who the retriever queries as (docs/security.md); empty: public documents only
+    principals: tuple[str, ...] = attrs.field(default=(), converter=lambda value: tuple(value or ()))
 
     def override(self, **changes: Any) -> QuerySettings:
         """These settings with every change that is not ``None`` (a framework's per-call arguments)."""
@@ -46,7 +48,8 @@ class QuerySettings:
         return attrs.evolve(self, **given) if given else self
 
     def query_arguments(self) -> dict[str, Any]:
-        return {"mode": self.mode, "top_k": self.top_k, "filters": dict(self.filters), "options": dict(self.options)}
+        return {"mode": self.mode, "top_k": self.top_k, "filters": dict(self.filters), "options": dict(self.options),
+                "principals": list(self.principals)}
 
 
 class KnowledgeBaseSource:

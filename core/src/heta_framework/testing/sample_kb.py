@@ -33,3 +33,12 @@ def build_sample_kb(path: Path, recipe: Mapping[str, Any] = SQL_RECIPE) -> Path:
     with kb:
         kb.sync.build(documents)
     return path
+
+
+def restrict_sample_document(path: Path, document_id: str = "fleming", principals: tuple[str, ...] = ("group:medicine",)) -> Path:
+    """Give one document of a built sample knowledge base an access list (``kb.set_access``); return ``path``."""
+    from heta_framework.kb import KnowledgeBase
+
+    with KnowledgeBase.load(path) as kb:
+        kb.set_access([document_id], list(principals))
+    return path

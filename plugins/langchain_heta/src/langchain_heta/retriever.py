@@ -30,6 +30,8 @@ class HetaRetriever(BaseRetriever):
     top_k: int = 10
     filters: dict[str, Any] = {}
     options: dict[str, Any] = {}
+    #: who the retriever queries as (docs/security.md); empty: public documents only
+    principals: list[str] = []
 
     _source: KnowledgeBaseSource = PrivateAttr()
 
@@ -41,7 +43,7 @@ class HetaRetriever(BaseRetriever):
         unknown = set(overrides) - {"mode", "top_k", "filters", "options"}
         if unknown:
             raise TypeError(f"HetaRetriever takes mode, top_k, filters and options per call, not {sorted(unknown)}")
-        settings = QuerySettings(mode=self.mode, top_k=self.top_k, filters=self.filters, options=self.options)
+        settings = QuerySettings(mode=self.mode, top_k=self.top_k, filters=self.filters, options=self.options, principals=self.principals)
         return settings.override(**overrides)
 
     def _get_relevant_documents(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +41,12 @@ class HetaRetriever(BaseRetriever):
         top_k: int = 10,
         filters: Mapping[str, Any] | None = None,
         options: Mapping[str, Any] | None = None,
+        principals: Sequence[str] | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
         self._source = KnowledgeBaseSource(knowledge_base)
-        self.settings = QuerySettings(mode=mode, top_k=top_k, filters=filters, options=options)
+        self.settings = QuerySettings(mode=mode, top_k=top_k, filters=filters, options=options, principals=principals)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,8 @@ class HetaRetriever:
 
     ``knowledge_base`` is a ``KnowledgeBase`` or the path of a knowledge-base folder, opened by
     ``warm_up`` or on first use; ``to_dict`` stores the path, never the object. ``mode=None``
-    lets Heta choose the best available mode. ``filters`` are Heta's metadata filters
+    lets Heta choose the best available mode; ``principals`` are who it queries as (only public
+    documents without them, docs/security.md). ``filters`` are Heta's metadata filters
     (``{"topic": "ocean"}``, a list matches any of its values), not Haystack's filter syntax.
     ``run`` blocks on ``kb.sync`` (works from threads and inside a running event loop);
     ``run_async`` awaits ``kb.query`` on the caller's loop.
@@ -31,9 +32,10 @@ class HetaRetriever:
         top_k: int = 10,
         filters: Mapping[str, Any] | None = None,
         options: Mapping[str, Any] | None = None,
+        principals: Sequence[str] | None = None,
     ) -> None:
         self._source = KnowledgeBaseSource(knowledge_base)
-        self.settings = QuerySettings(mode=mode, top_k=top_k, filters=filters, options=options)
+        self.settings = QuerySettings(mode=mode, top_k=top_k, filters=filters, options=options, principals=principals)
 
     def warm_up(self) -> None:
         """Open the knowledge base (and so its models) before the first query."""
@@ -47,6 +49,7 @@ class HetaRetriever:
             top_k=self.settings.top_k,
             filters=dict(self.settings.filters),
             options=dict(self.settings.options),
+            principals=list(self.settings.principals),
         )
 
     @classmethod
