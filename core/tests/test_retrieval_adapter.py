@@ -31,7 +31,9 @@ def test_settings_override_only_what_is_given():
     settings = QuerySettings(mode="sql_text_search", top_k=5, filters={"topic": "ocean"})
     assert settings.override(top_k=None, filters=None) is settings
     changed = settings.override(top_k=2, options={"answer": False})
-    assert changed.query_arguments() == {"mode": "sql_text_search", "top_k": 2, "filters": {"topic": "ocean"}, "options": {"answer": False}}
+    assert changed.query_arguments() == {"mode": "sql_text_search", "top_k": 2, "filters": {"topic": "ocean"}, "options": {"answer": False},
+                                         "principals": []}
+    assert changed.override(principals=["group:hr"]).query_arguments()["principals"] == ["group:hr"]
 
 
 def test_metadata_is_flat_provenance_plus_score_mode_and_evidence():
