@@ -138,3 +138,34 @@ async def test_nested_calls_appear_in_the_trace(tmp_path):
     assert tree["result_count"] == 4
     untraced = await kb.query("q", mode="outer")
     assert untraced.trace is None
+
+
+@attrs.frozen
+class AliasedEngine(Engine):
+    aliases: tuple[str, ...] = ()
+
+
+async def test_an_alias_runs_its_mode_and_heta_modes_lists_it(tmp_path):
+    from heta_framework.cli.querying import mode_rows
+
+    engine = AliasedEngine("graphish_search", aliases=("graph_ish_query", "old_graphish"))
+    kb = KnowledgeBase.create(tmp_path / "kb", Recipe(), registry=make_registry(inline_plugin(query_engines=[engine])))
+    response = await kb.query("hello", mode="graph_ish_query", trace=True)
+    assert response.metadata["mode"] == "graphish_search" and response.trace.mode == "graphish_search"
+    assert response.results[0].text == "hello via graphish_search"
+    assert kb.available_queries.count("graphish_search") == 1 and "graph_ish_query" not in kb.available_queries
+    assert {r["mode"]: r["aliases"] for r in mode_rows(kb)}["graphish_search"] == ["graph_ish_query", "old_graphish"]
+    with pytest.raises(UnknownNameError, match="Did you mean 'graph_ish_query'"):
+        await kb.query("x", mode="graph_ish_querry")
+
+
+def test_an_alias_cannot_shadow_a_mode_or_another_alias():
+    registry = QueryEngineRegistry([Engine("vector_search")])
+    with pytest.raises(ValueError, match="alias 'vector_search'"):
+        registry.register(AliasedEngine("other_search", aliases=("vector_search",)))
+    registry.register(AliasedEngine("second_search", aliases=("second",)))
+    with pytest.raises(ValueError, match="alias 'second'"):
+        registry.register(AliasedEngine("third_search", aliases=("second",)))
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.register(Engine("second"))
+    assert registry.canonical("second") == "second_search" and registry.get("second").mode == "second_search"

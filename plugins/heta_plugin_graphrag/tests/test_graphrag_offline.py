@@ -154,3 +154,10 @@ def test_heta_modes_lists_both_modes(offline_kb_path):
     rows = {row["mode"]: row for row in json.loads(out.stdout)["modes"]}
     for mode in MODES:
         assert rows[mode]["available"] and rows[mode]["provided_by"] == "heta-plugin-graphrag"
+
+
+async def test_upstream_mode_names_run_our_modes(offline_kb):
+    for level in ("local", "global"):
+        by_alias = await offline_kb.query("Pacific Ocean", mode=f"graph_rag_{level}_query", top_k=5)
+        assert by_alias.metadata["mode"] == f"graphrag_{level}_search"
+        assert [r.id for r in by_alias.results] == [r.id for r in (await offline_kb.query("Pacific Ocean", mode=f"graphrag_{level}_search", top_k=5)).results]

@@ -138,3 +138,11 @@ def test_heta_modes_lists_the_four_modes(offline_kb):
     rows = {row["mode"]: row for row in json.loads(out.stdout)["modes"]}
     for mode in MODES:
         assert rows[mode]["available"] and rows[mode]["provided_by"] == "heta-plugin-lightrag"
+
+
+async def test_upstream_mode_names_run_our_modes(offline_kb):
+    for level in ("local", "global", "hybrid", "mix"):
+        by_alias = await offline_kb.query("Pacific Ocean", mode=f"light_rag_{level}_query", top_k=5)
+        by_name = await offline_kb.query("Pacific Ocean", mode=f"lightrag_{level}", top_k=5)
+        assert by_alias.metadata["mode"] == f"lightrag_{level}"
+        assert [r.id for r in by_alias.results] == [r.id for r in by_name.results] and by_name.results

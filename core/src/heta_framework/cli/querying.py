@@ -42,6 +42,7 @@ def mode_rows(kb: Any) -> list[dict[str, Any]]:
             "reasons": _with_install_hints(unavailable.get(mode, []), installed),
             "provided_by": kb.query_engines.provider_of(mode),
             "install": None,
+            "aliases": kb.query_engines.aliases_of(mode),
         }
         for mode in kb.query_engines.modes
     ]
@@ -53,6 +54,7 @@ def mode_rows(kb: Any) -> list[dict[str, Any]]:
                 "reasons": [f"plugin {distribution} is not installed"],
                 "provided_by": distribution,
                 "install": f"pip install {distribution}",
+                "aliases": [],
             })
     return rows
 
@@ -61,7 +63,7 @@ def mode_rows(kb: Any) -> list[dict[str, Any]]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def modes(obj: dict, as_json: bool) -> None:
-    """Available query modes, why the others are not, and what to install for them."""
+    """Available query modes, why the others are not, what to install for them, and the other names they answer to."""
     with open_kb(obj["kb"]) as kb:
         rows = mode_rows(kb)
     if as_json:
@@ -69,9 +71,10 @@ def modes(obj: dict, as_json: bool) -> None:
         return
     table(
         "Query modes",
-        ["mode", "status", "provided by"],
+        ["mode", "also called", "status", "provided by"],
         [
-            [row["mode"], "available" if row["available"] else "unavailable: " + "; ".join(row["reasons"]), row["provided_by"]]
+            [row["mode"], ", ".join(row["aliases"]), "available" if row["available"] else "unavailable: " + "; ".join(row["reasons"]),
+             row["provided_by"]]
             for row in rows
         ],
     )

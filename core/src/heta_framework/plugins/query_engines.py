@@ -13,27 +13,44 @@ from heta_framework.errors import ModeUnavailableError, UnknownNameError, did_yo
 from heta_framework.plugins.known import provider_hint
 
 
+def mode_aliases(engine: QueryEngineProtocol) -> tuple[str, ...]:
+    """Other names the engine answers to (an engine's optional ``aliases``: the names users of another framework know)."""
+    return tuple(getattr(engine, "aliases", ()) or ())
+
+
 class QueryEngineRegistry:
-    """The query engines a knowledge base can use, keyed by mode."""
+    """The query engines a knowledge base can use, keyed by mode; an engine's aliases lead to its mode."""
 
     def __init__(self, engines: Iterable[QueryEngineProtocol] = (), *, providers: Mapping[str, str] | None = None):
         self._engines: dict[str, QueryEngineProtocol] = {}
+        self._aliases: dict[str, str] = {}
         self._providers: dict[str, str] = dict(providers or {})
         for engine in engines:
             self.register(engine)
 
     def register(self, engine: QueryEngineProtocol, provider: str = "") -> None:
-        if engine.mode in self._engines:
+        if engine.mode in self._engines or engine.mode in self._aliases:
             raise ValueError(f"query mode {engine.mode!r} is registered twice")
+        for alias in mode_aliases(engine):
+            if alias in self._engines or alias in self._aliases or alias == engine.mode:
+                raise ValueError(f"query mode alias {alias!r} of {engine.mode!r} is already a mode or an alias")
         self._engines[engine.mode] = engine
+        self._aliases.update(dict.fromkeys(mode_aliases(engine), engine.mode))
         if provider:
             self._providers[engine.mode] = provider
 
+    def canonical(self, mode: str) -> str:
+        """The mode ``mode`` names: itself, or the mode it is an alias of."""
+        return self._aliases.get(mode, mode)
+
+    def aliases_of(self, mode: str) -> list[str]:
+        return [alias for alias, target in self._aliases.items() if target == mode]
+
     def get(self, mode: str) -> QueryEngineProtocol:
         try:
-            return self._engines[mode]
+            return self._engines[self.canonical(mode)]
         except KeyError:
-            raise UnknownNameError(f"Unknown query mode {mode!r}. {did_you_mean(mode, self._engines)}") from None
+            raise UnknownNameError(f"Unknown query mode {mode!r}. {did_you_mean(mode, [*self._engines, *self._aliases])}") from None
 
     def provider_of(self, mode: str) -> str:
         return self._providers.get(mode, "")

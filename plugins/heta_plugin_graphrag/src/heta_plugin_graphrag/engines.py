@@ -132,6 +132,8 @@ class GraphRagGlobalSearchEngine(_GraphRagEngine):
     """Map-reduce over community reports; results are the best reports' supporting chunks."""
 
     mode: ClassVar[str] = persist.GLOBAL_MODE
+    #: the upstream Heta framework's name for this mode, so existing calls keep working
+    aliases: ClassVar[tuple[str, ...]] = ("graph_rag_global_query",)
     required_assets: ClassVar[frozenset[SearchAssetRef]] = frozenset({REPORTS, GRAPH_TABLES})
     options_type: ClassVar[type] = GlobalSearchOptions
 
@@ -222,6 +224,7 @@ class GraphRagLocalSearchEngine(_GraphRagEngine):
     """Entities near the query, their relations, their communities' reports and text units, within a token budget."""
 
     mode: ClassVar[str] = persist.LOCAL_MODE
+    aliases: ClassVar[tuple[str, ...]] = ("graph_rag_local_query",)
     required_assets: ClassVar[frozenset[SearchAssetRef]] = frozenset({REPORTS, GRAPH_TABLES, GRAPH_VECTORS})
     options_type: ClassVar[type] = LocalSearchOptions
 

@@ -107,6 +107,8 @@ class LightRagLocalEngine(_LightRagEngine):
     """Entities matching the low-level keywords, their one-hop relations and evidence chunks."""
 
     mode: ClassVar[str] = "lightrag_local"
+    #: the upstream Heta framework's name for this mode, so existing calls keep working
+    aliases: ClassVar[tuple[str, ...]] = ("light_rag_local_query",)
     levels: ClassVar[tuple[str, ...]] = ("local",)
 
 
@@ -114,6 +116,7 @@ class LightRagGlobalEngine(_LightRagEngine):
     """Relations matching the high-level keywords, their endpoint entities and evidence chunks."""
 
     mode: ClassVar[str] = "lightrag_global"
+    aliases: ClassVar[tuple[str, ...]] = ("light_rag_global_query",)
     levels: ClassVar[tuple[str, ...]] = ("global",)
 
 
@@ -121,6 +124,7 @@ class LightRagHybridEngine(_LightRagEngine):
     """Local and global contexts, merged round-robin."""
 
     mode: ClassVar[str] = "lightrag_hybrid"
+    aliases: ClassVar[tuple[str, ...]] = ("light_rag_hybrid_query",)
     levels: ClassVar[tuple[str, ...]] = ("local", "global")
 
 
@@ -128,6 +132,7 @@ class LightRagMixEngine(_LightRagEngine):
     """The hybrid context and ``vector_search``'s chunks, fused by RRF under one chunk budget."""
 
     mode: ClassVar[str] = "lightrag_mix"
+    aliases: ClassVar[tuple[str, ...]] = ("light_rag_mix_query",)
     levels: ClassVar[tuple[str, ...]] = ("local", "global")
     with_vector_chunks: ClassVar[bool] = True
     required_assets: ClassVar[frozenset[SearchAssetRef]] = GRAPH_ASSETS | {SearchAssetRef(kind="chunk_vector_index")}

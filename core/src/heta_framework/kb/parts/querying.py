@@ -77,6 +77,8 @@ class Querying:
         loaded = self._loaded
         loaded.reload_if_changed()  # another process may have committed a build since the last query
         scope = self._access.scope(principals)
+        if mode is not None:
+            mode = self.engines.canonical(mode)  # upstream's names (graph_rag_local_query, ...) lead to our modes
         if mode is None:
             available = self.available()
             mode = next((m for m in DEFAULT_MODE_ORDER if m in available), None)
