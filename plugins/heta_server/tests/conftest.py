@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -141,6 +142,30 @@ def server_factory() -> Iterator:
     yield start
     for running in started:
         running.stop()
+
+
+@pytest.fixture
+def tokens(tmp_path):
+    """``tokens({name: entry})`` -> (the ``TokenTable`` read from a real tokens file, {name: request headers}).
+
+    Each entry is a tokens-file table without ``sha256``: a fresh random token is made for it, and only its
+    hash is written to the file."""
+    import secrets
+
+    from heta_server.tokens import read_tokens, token_hash
+
+    def make(entries: dict[str, dict]) -> tuple:
+        raw = {name: f"tok-{name}-{secrets.token_hex(16)}" for name in entries}
+        lines = []
+        for name, entry in entries.items():
+            lines.append("[[tokens]]")
+            lines.append(f'sha256 = "{token_hash(raw[name])}"')
+            lines += [f"{key} = {json.dumps(value)}" for key, value in entry.items()]
+        path = tmp_path / "tokens.toml"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return read_tokens(path), {name: {"Authorization": f"Bearer {token}"} for name, token in raw.items()}
+
+    return make
 
 
 @pytest.fixture
