@@ -7,6 +7,7 @@ here and only when the command runs, so heta-core never needs those libraries.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import click
 
@@ -38,22 +39,33 @@ SIZE_MB = _SizeMB()
 @click.option("--port", default=8321, show_default=True, type=click.IntRange(0, 65535), help="TCP port (0: any free port).")
 @click.option("--token-file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="File whose first line is the bearer token (default: the HETA_SERVER_TOKEN environment variable).")
+@click.option("--tokens", "tokens_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Tokens file (TOML, or JSON by its .json name): the SHA-256 of each token with its principal, groups, "
+                   "knowledge bases and rights (docs/server.md). Instead of --token-file.")
+@click.option("--kb-dir", "kb_dirs", multiple=True, metavar="NAME=PATH",
+              help="Also serve the knowledge base at PATH as NAME, under /api/v1/kbs/NAME/; repeat for more. --kb is 'default'.")
+@click.option("--audit-log", type=click.Path(dir_okay=False), default=None,
+              help="Append the audit records (every write, with the token's principal) to this file, one JSON object a line.")
+@click.option("--audit-reads", is_flag=True, help="Audit queries, searches and document reads too (needs --audit-log).")
 @click.option("--cors-origin", "cors_origins", multiple=True, help="Allow browser pages from this origin (CORS); repeat for more. Default: CORS off.")
 @click.option("--max-body-mb", default=1.0, show_default=True, type=SIZE_MB, help="Largest JSON request body.")
 @click.option("--max-upload-mb", default=50.0, show_default=True, type=SIZE_MB, help="Largest uploaded file.")
 @click.option("--no-warm", is_flag=True, help="Do not load local models at start-up (the first query loads them).")
 @click.pass_obj
-def serve(obj: dict, host: str, port: int, token_file: str | None, cors_origins: tuple[str, ...], max_body_mb: float,
-          max_upload_mb: float, no_warm: bool) -> None:
+def serve(obj: dict, host: str, port: int, token_file: str | None, tokens_file: str | None, kb_dirs: tuple[str, ...],
+          audit_log: str | None, audit_reads: bool, cors_origins: tuple[str, ...], max_body_mb: float, max_upload_mb: float,
+          no_warm: bool) -> None:
     """Serve the knowledge base over HTTP (JSON API at /api/v1, search page at /) until Ctrl-C."""
     try:
-        from heta_server.config import ServerConfig, read_token
+        from heta_server.config import ServerConfig, parse_kb_dir, read_token
         from heta_server.serve import serve as run_server
+        from heta_server.tokens import read_tokens
     except ImportError:
         raise UserError(MISSING_SERVER) from None
     config = ServerConfig(
-        host=host, port=port, token=read_token(token_file), cors_origins=cors_origins,
-        max_body_bytes=int(max_body_mb * 1_000_000), max_upload_bytes=int(max_upload_mb * 1_000_000),
+        host=host, port=port, token=read_token(token_file), tokens=read_tokens(tokens_file) if tokens_file else None,
+        kb_dirs=[parse_kb_dir(text) for text in kb_dirs], audit_log=Path(audit_log) if audit_log else None, audit_reads=audit_reads,
+        cors_origins=cors_origins, max_body_bytes=int(max_body_mb * 1_000_000), max_upload_bytes=int(max_upload_mb * 1_000_000),
     )
     address = f"http://{host}:{port}/" if port else f"http://{host} on a free port (uvicorn's line below names it)"
 

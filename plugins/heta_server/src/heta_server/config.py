@@ -70,6 +70,8 @@ class ServerConfig:
         if self.token is not None and len(self.token) < 16:
             raise ServerConfigError("The server token is shorter than 16 characters; use a long random one (e.g. `openssl rand -hex 32`).")
         check_kb_names([name for name, _ in self.kb_dirs])
+        if self.audit_reads and self.audit_log is None:
+            raise ServerConfigError("--audit-reads needs --audit-log FILE: the file the records go to.")
 
     def token_table(self) -> TokenTable | None:
         """The tokens requests are checked against; ``None``: no token (every request is the anonymous caller)."""
