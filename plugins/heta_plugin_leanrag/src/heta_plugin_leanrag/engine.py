@@ -138,7 +138,7 @@ class LeanRagQueryEngine:
         kept_ids = {r.id for r in results}
         metadata.update(
             hits=[{"id": _result_id(s), "score": round(similarity, 6)} for _, similarity, s in found],
-            paths=[p for p in dict.fromkeys(tuple(_result_id(shown[n]) for n in path if n in shown) for path in paths)
+            paths=[list(p) for p in dict.fromkeys(tuple(_result_id(shown[n]) for n in path if n in shown) for path in paths)
                    if all(i in kept_ids for i in p)],
             **self._context(found, shown, relations, chunk_rows, options),
         )
