@@ -117,7 +117,7 @@ def _adopt_unscoped_times(db: sqlite3.Connection) -> None:
     try:
         if _has_unscoped_table(db):  # another process may have moved them while this one waited for the lock
             db.execute(
-                "INSERT INTO scoped_access (scope, chunk_id, accessed, count) SELECT ?, chunk_id, accessed, count FROM last_access "
+                f"INSERT INTO scoped_access (scope, chunk_id, accessed, count) SELECT ?, chunk_id, accessed, count FROM {_UNSCOPED_TABLE} "
                 "WHERE true ON CONFLICT(scope, chunk_id) DO UPDATE SET accessed = MAX(accessed, excluded.accessed)",
                 [ANONYMOUS],
             )

@@ -102,8 +102,8 @@ class MemorySearchEngine:
         if options.tags:
             chunks = [c for c in chunks if _has_tag(context, c, options.tags)]
         now = time.time()
-        readers = scope_key(request.access.principals if request.access is not None else None)
-        scored = await asyncio.to_thread(_score, context, chunks, options, now, issues, readers)
+        access_key = scope_key(request.access.principals if request.access is not None else None)
+        scored = await asyncio.to_thread(_score, context, chunks, options, now, issues, access_key)
         ranking = "composite"
         if scored and options.rerank and context.has_component(RERANKER):
             try:
@@ -120,7 +120,7 @@ class MemorySearchEngine:
         if options.related:
             related = await _related(context, request, results, options.related_top_k or request.top_k, issues)
         if options.update_access and results:
-            await asyncio.to_thread(access_log(context.knowledge_base.path).record, [r.id for r in results], now, readers)
+            await asyncio.to_thread(access_log(context.knowledge_base.path).record, [r.id for r in results], now, access_key)
         metadata: dict[str, Any] = {
             "fusion": {"rrf_k": options.rrf_k, "candidate_top_k": candidates, "legs": legs},
             "weights": options.weights(),
@@ -149,12 +149,12 @@ def _has_tag(context: QueryContext, result: QueryResult, wanted: Sequence[str]) 
 
 
 def _score(context: QueryContext, chunks: list[QueryResult], options: MemorySearchOptions, now: float,
-           issues: list[dict[str, Any]], readers: str) -> list[QueryResult]:
-    """Chunks with their composite score (best first; ties keep the RRF order); recency is ``readers``' own."""
+           issues: list[dict[str, Any]], access_key: str) -> list[QueryResult]:
+    """Chunks with their composite score (best first; ties keep the RRF order); recency is ``access_key``'s callers' own."""
     if not chunks:
         return []
     best = max(c.score for c in chunks) or 1.0
-    accessed = access_log(context.knowledge_base.path).last_access([c.id for c in chunks], readers)
+    accessed = access_log(context.knowledge_base.path).last_access([c.id for c in chunks], access_key)
     weights = options.weights()
     scored = []
     bad_importance: list[str] = []
