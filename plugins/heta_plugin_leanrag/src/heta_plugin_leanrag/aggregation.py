@@ -58,8 +58,9 @@ class AggregationSettings:
 
     @property
     def key(self) -> str:
-        """What the clusters depend on: another key clusters every layer afresh."""
-        return content_hash("leanrag-clusters-v1", self.cluster_size, self.top_layer_size, self.max_levels, self.seed)[:16]
+        """What the clusters depend on: another key clusters every layer afresh (the stopping rules do not: they only
+        decide how many layers there are)."""
+        return content_hash("leanrag-clusters-v1", self.cluster_size, self.seed)[:16]
 
 
 @attrs.frozen
