@@ -86,6 +86,8 @@ class DerivedAccess:
     wanted: frozenset[str] | None
 
     def allows(self, documents: Iterable[str]) -> bool:
+        if self.scope is None and self.wanted is None:
+            return True
         documents = list(documents)
         if self.scope is not None and not self.scope.allows_all(documents):
             return False

@@ -1,7 +1,8 @@
 """The layers of summary entities above the graph, and how one layer is clustered again after a change.
 
 Layer 0 is the graph's entities. Layer ``L`` clusters the nodes of layer ``L-1`` by
-their embeddings (spherical k-means, fixed seed); every cluster of two or more nodes
+their embeddings (spherical k-means, fixed seed, clusters of at most ``cluster_size``,
+``kmeans.split``); every cluster of two or more nodes
 gets a summary entity, which is a node of layer ``L``; a node alone in its cluster is
 carried up as it is. Layering stops when a layer has ``min_layer_size`` nodes or fewer,
 when clustering would keep more than ``stop_ratio`` of them (the layer stops shrinking),
@@ -10,7 +11,7 @@ or after ``max_layers``.
 Incremental: a layer keeps its previous clusters. A node whose text is unchanged stays
 in its cluster; a removed or changed node leaves it. New or changed nodes go with their
 nearest previous cluster (by centroid), and only those touched clusters are clustered
-again, together with the new nodes. A cluster's ``content_hash`` covers its members and
+again, together with the new nodes (when most of a layer is new, all of it is). A cluster's ``content_hash`` covers its members and
 their texts: its summary is written again only when that changes.
 """
 
@@ -24,7 +25,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from heta_plugin_hirag.kmeans import centroid, cluster_count, kmeans, normalised
+from heta_plugin_hirag.kmeans import centroid, nearest, normalised, split
 
 FORMAT = 1
 
@@ -182,23 +183,19 @@ def plan_layer(number: int, nodes: Sequence[Node], vectors: np.ndarray, previous
 
     def cluster(members: list[str]) -> list[list[str]]:
         members = sorted(members)
-        labels = kmeans(points[[row[m] for m in members]], cluster_count(len(members), settings.cluster_size), settings.seed + number)
-        groups: dict[int, list[str]] = {}
-        for member, label in zip(members, labels):
-            groups.setdefault(label, []).append(member)
-        return list(groups.values())
+        parts = split(points[[row[m] for m in members]], settings.cluster_size, settings.seed + 1000 * number)
+        return [[members[i] for i in part] for part in parts]
 
-    if previous is None:
-        return sorted(cluster(ids), key=lambda g: g[0]) if ids else []
-    kept = {n.id for n in nodes if previous.inputs.get(n.id) == n.text_hash}
+    kept = {n.id for n in nodes if previous is not None and previous.inputs.get(n.id) == n.text_hash}
+    fresh = [node_id for node_id in ids if node_id not in kept]
+    if previous is None or len(fresh) * 2 > len(ids):  # most of the layer is new: cluster it afresh
+        return sorted((sorted(g) for g in cluster(ids)), key=lambda g: g[0]) if ids else []
     old = [[m for m in c.members if m in kept] for c in previous.clusters]
     old = [members for members in old if members]
-    fresh = [node_id for node_id in ids if node_id not in kept]
     touched: set[int] = set()
     if fresh and old:
         centroids = np.stack([centroid(points[[row[m] for m in members]]) for members in old])
-        nearest = np.argmax(points[[row[f] for f in fresh]] @ centroids.T, axis=1)
-        touched = {int(i) for i in nearest}
+        touched = {int(i) for i in nearest(points[[row[f] for f in fresh]], centroids)}
     pool = fresh + [m for i in sorted(touched) for m in old[i]]
     groups = [members for i, members in enumerate(old) if i not in touched]
     if pool:

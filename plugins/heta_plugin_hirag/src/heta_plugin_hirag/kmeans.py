@@ -2,7 +2,10 @@
 
 HiRAG clusters with UMAP and a Gaussian mixture; k-means on the unit-normalised
 embeddings (cosine) groups the same kind of neighbours without scikit-learn and
-UMAP, and with ``k`` chosen from a target cluster size instead of a BIC search.
+UMAP, and with the number of clusters following from a target cluster size instead
+of a BIC search. ``split`` divides a large set a few parts at a time (at most
+``BRANCHING`` per k-means), so its cost grows with n log n, not with n times the
+number of clusters.
 """
 
 from __future__ import annotations
@@ -13,10 +16,14 @@ import numpy as np
 
 #: iterations at most; small layers converge in a handful
 MAX_ITERATIONS = 50
+#: clusters one k-means makes at most; larger sets are split again, part by part
+BRANCHING = 16
+#: rows multiplied against the centroids at a time (bounds the memory of a similarity block)
+BLOCK = 4096
 
 
 def normalised(vectors: np.ndarray) -> np.ndarray:
-    matrix = np.asarray(vectors, dtype=np.float64)
+    matrix = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms == 0, 1.0, norms)
 
@@ -37,7 +44,7 @@ def kmeans(vectors: np.ndarray, k: int, seed: int) -> list[int]:
     centres = [int(rng.integers(n))]
     distance = 1.0 - points @ points[centres[0]]
     for _ in range(1, k):
-        weights = np.clip(distance, 0.0, None) ** 2
+        weights = np.clip(distance.astype(np.float64), 0.0, None) ** 2
         total = float(weights.sum())
         # every point already sits on a centre (duplicates): take the first point not chosen
         choice = int(rng.choice(n, p=weights / total)) if total > 0 else next(i for i in range(n) if i not in centres)
@@ -62,6 +69,30 @@ def kmeans(vectors: np.ndarray, k: int, seed: int) -> list[int]:
     # labels renumbered by first appearance, so equal partitions give equal labels
     order: dict[int, int] = {}
     return [order.setdefault(int(label), len(order)) for label in labels]
+
+
+def split(vectors: np.ndarray, cluster_size: int, seed: int) -> list[list[int]]:
+    """Row indices in clusters of at most ``cluster_size``: k-means, and again inside every part still too large."""
+    points = normalised(vectors)
+
+    def parts(rows: list[int], depth: int) -> list[list[int]]:
+        if len(rows) <= cluster_size:
+            return [rows]
+        labels = kmeans(points[rows], min(BRANCHING, cluster_count(len(rows), cluster_size)), seed + depth)
+        groups: dict[int, list[int]] = {}
+        for row, label in zip(rows, labels):
+            groups.setdefault(label, []).append(row)
+        if len(groups) == 1:  # identical vectors: nothing to tell apart, so cut in order
+            return [rows[i: i + cluster_size] for i in range(0, len(rows), cluster_size)]
+        return [part for group in groups.values() for part in parts(group, depth + 1)]
+
+    return parts(list(range(len(points))), 0)
+
+
+def nearest(points: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    """The index of the most similar centroid for every row, a block of rows at a time."""
+    return np.concatenate([np.argmax(points[i: i + BLOCK] @ centroids.T, axis=1) for i in range(0, len(points), BLOCK)]) \
+        if len(points) else np.zeros(0, dtype=np.int64)
 
 
 def centroid(vectors: np.ndarray) -> np.ndarray:

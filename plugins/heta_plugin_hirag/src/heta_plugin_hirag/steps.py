@@ -116,7 +116,7 @@ class HierarchicalAggregation(_AsksModel):
 
     name: ClassVar[str] = "hirag_hierarchical_aggregation"
 
-    #: nodes per cluster the k-means aims at (k = ceil(nodes / cluster_size))
+    #: nodes per cluster at most (k-means splits a larger cluster again)
     cluster_size: int = attrs.field(default=10, validator=whole_number(2))
     #: a layer with this many nodes or fewer is not clustered again
     min_layer_size: int = attrs.field(default=3, validator=positive_whole_number)
