@@ -79,20 +79,21 @@ def _up_to_date(old: Mapping[str, Any] | None, content: str, wanted_source: str)
     return old.get("source") != "extractive" or wanted_source == "extractive"
 
 
-def _outcome_source(context: Any, outcome: Any, code: str, subject: tuple[str, str], what: str) -> str:
-    """The source of an output the model did not give: a coded issue, and whether asking again may help."""
+def _outcome_source(context: Any, outcome: Any, subject: tuple[str, str], what: str, *, invalid_code: str, failed_code: str) -> str:
+    """The source of an output the model did not give, after a coded issue: whether asking again may help."""
+    action = f"wrote_extractive_{what}"
     if outcome.status == "invalid":
         context.report(
-            f"{code}_invalid", f"The language model's {what} for {subject[0]} {subject[1]} stayed invalid after {outcome.attempts} tries: "
-            f"{outcome.error[:200]}", subject=subject, action=f"wrote_extractive_{what.replace(' ', '_')}",
+            invalid_code, f"The language model's {what} for {subject[0]} {subject[1]} stayed invalid after {outcome.attempts} tries: "
+            f"{outcome.error[:200]}", subject=subject, action=action,
             outcome=f"It has an extractive {what}; the invalid answer is cached, so rebuilds do not ask again.",
             details={"attempt_count": outcome.attempts},
         )
         return "extractive_fallback"
     context.report(
-        f"{code}_failed", f"The language model could not be reached for {subject[0]} {subject[1]} after retries: {outcome.error[:200]}",
-        subject=subject, action=f"wrote_extractive_{what.replace(' ', '_')}",
-        outcome=f"It has an extractive {what}; the next build asks the model again.", details={"attempt_count": outcome.attempts},
+        failed_code, f"The language model could not be reached for {subject[0]} {subject[1]} after retries: {outcome.error[:200]}",
+        subject=subject, action=action, outcome=f"It has an extractive {what}; the next build asks the model again.",
+        details={"attempt_count": outcome.attempts},
     )
     return "extractive"
 
@@ -223,7 +224,8 @@ class HierarchicalAggregation(_AsksModel):
             else:
                 source = "extractive"
                 if outcome is not None:
-                    source = _outcome_source(context, outcome, "hirag_summary", ("cluster", cluster.id), "summary")
+                    source = _outcome_source(context, outcome, ("cluster", cluster.id), "summary",
+                                             invalid_code="hirag_summary_invalid", failed_code="hirag_summary_failed")
                 summary = summaries.extractive(ordered)
             clusters[index] = attrs.evolve(cluster, summary=summary, source=source)
         return clusters, len(todo)
@@ -322,7 +324,8 @@ class HiRagCommunity(_AsksModel):
                 if outcome.status == "valid":
                     report, source = dict(outcome.value), "language_model"
                 else:
-                    source = _outcome_source(context, outcome, "hirag_report", ("community", community.id), "report")
+                    source = _outcome_source(context, outcome, ("community", community.id), "report",
+                                             invalid_code="hirag_report_invalid", failed_code="hirag_report_failed")
             made[community.id] = {
                 "content_hash": community.content_hash, "level": community.level, "parent": community.parent, "source": source,
                 "report": report or reports.extractive_report(community, material), "chunk_ids": list(material.chunk_ids),
