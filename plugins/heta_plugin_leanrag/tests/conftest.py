@@ -35,36 +35,37 @@ def plugins() -> tuple:
 
 
 @pytest.fixture(scope="session")
-def registry(local_model):
+def leanrag_registry(local_model):
+    """The plugins in process (named apart from the conformance suite's own ``registry`` fixture)."""
     return make_registry(*plugins())
 
 
 @pytest.fixture(scope="session")
-def built_path(tmp_path_factory, registry) -> Path:
+def built_path(tmp_path_factory, leanrag_registry) -> Path:
     """The four documents built offline, closed; nothing writes here (``kb_copy`` for that)."""
     path = tmp_path_factory.mktemp("leanrag") / "kb"
-    with KnowledgeBase.create(path, recipe(offline_models()), registry=registry) as kb:
+    with KnowledgeBase.create(path, recipe(offline_models()), registry=leanrag_registry) as kb:
         report = kb.sync.build(list(DOCUMENTS))
         assert report.issues == []
     return path
 
 
 @pytest.fixture(scope="module")
-def offline_kb(built_path, registry) -> Iterator[KnowledgeBase]:
-    kb = KnowledgeBase.load(built_path, registry=registry)
+def offline_kb(built_path, leanrag_registry) -> Iterator[KnowledgeBase]:
+    kb = KnowledgeBase.load(built_path, registry=leanrag_registry)
     yield kb
     kb.close()
 
 
 @pytest.fixture
-def kb_copy(built_path, registry, tmp_path):
+def kb_copy(built_path, leanrag_registry, tmp_path):
     """A factory: a copy of the built knowledge base, opened with ``models`` (default offline) and these step options."""
     opened: list[KnowledgeBase] = []
 
     def make(models: KnowledgeModels | None = None, **step_options: Any) -> KnowledgeBase:
         path = tmp_path / f"kb{len(opened)}"
         shutil.copytree(built_path, path)
-        kb = KnowledgeBase(path, recipe(models or offline_models(), **step_options), registry)
+        kb = KnowledgeBase(path, recipe(models or offline_models(), **step_options), leanrag_registry)
         opened.append(kb)
         return kb
 

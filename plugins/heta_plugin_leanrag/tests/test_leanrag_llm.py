@@ -174,12 +174,12 @@ def test_calls_are_bounded_by_concurrency_and_can_be_turned_off(kb_copy, server)
     assert count(server) == calls and origins(off) == {"extractive"}
 
 
-def test_a_graph_extracted_by_the_model_is_aggregated_by_it(tmp_path, registry, server):
+def test_a_graph_extracted_by_the_model_is_aggregated_by_it(tmp_path, leanrag_registry, server):
     extractor, aggregator = CapitalisedExtractor(), AggregationModel()
     server.respond("chat/completions", lambda r: aggregator(r) if is_aggregate_request(r) or is_relation_request(r) else extractor(r))
     steps = [ParseDocuments(), SplitDocuments(chunk_size=60, chunk_overlap=0), PersistChunks(), ExtractEntities(), ExtractRelations(),
              DeduplicateEntities(semantic=False), DeduplicateRelations(), BuildGraph(), SemanticAggregation(cluster_size=4)]
-    with KnowledgeBase.create(tmp_path / "kb", Recipe(models=scripted_language_models(server), steps=steps), registry=registry) as kb:
+    with KnowledgeBase.create(tmp_path / "kb", Recipe(models=scripted_language_models(server), steps=steps), registry=leanrag_registry) as kb:
         report = kb.sync.build(list(DOCUMENTS[:3]))
         assert report.issues == [] and origins(kb) == {"language_model"}
         response = kb.sync.query("Albert Einstein", mode=MODE, top_k=5)

@@ -3,15 +3,10 @@ each level_mode returns; adding and deleting documents re-aggregates only what t
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from heta_framework.errors import HetaError
 from heta_framework.kb import KnowledgeBase, SourceDocument
+from heta_framework.plugins.registry import PluginRegistry
 from heta_plugin_graph.testing import offline_models
 from heta_plugin_leanrag.testing import MODE, hierarchy_of, recipe, step_stats
 
@@ -22,8 +17,8 @@ def ask(kb, text: str, top_k: int = 10, **options):
     return kb.sync.query(text, mode=MODE, top_k=top_k, options=options)
 
 
-def test_the_mode_appears_once_the_hierarchy_is_built(tmp_path, registry, offline_kb):
-    unbuilt = KnowledgeBase.create(tmp_path / "kb", recipe(offline_models()), registry=registry)
+def test_the_mode_appears_once_the_hierarchy_is_built(tmp_path, leanrag_registry, offline_kb):
+    unbuilt = KnowledgeBase.create(tmp_path / "kb", recipe(offline_models()), registry=leanrag_registry)
     assert MODE not in unbuilt.available_queries
     unbuilt.close()
     assert MODE in offline_kb.available_queries
@@ -198,10 +193,6 @@ def test_deleting_a_document_removes_what_rested_on_it(kb_copy):
     assert not any("space" in r.metadata["document_ids"] for r in response.results)
 
 
-def test_heta_modes_lists_the_mode(built_path):
-    heta = Path(sys.executable).with_name("heta")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    out = subprocess.run([str(heta), "--kb", str(built_path), "modes", "--json"], capture_output=True, text=True, env=env, timeout=120)
-    assert out.returncode == 0, out.stderr
-    rows = {row["mode"]: row for row in json.loads(out.stdout)["modes"]}
-    assert rows[MODE]["available"] and rows[MODE]["provided_by"] == "heta-plugin-leanrag"
+def test_the_installed_entry_point_registers_the_step_and_the_mode():
+    registry = PluginRegistry.from_entry_points(only=["leanrag"])
+    assert registry.owner("steps", "leanrag_aggregate") == registry.owner("query_engines", MODE) == "heta-plugin-leanrag"
