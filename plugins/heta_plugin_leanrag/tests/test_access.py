@@ -72,7 +72,13 @@ class TestLeanRagAccess(AccessLeakageSuite):
         rebuilt = [shown[a] for a in mixed if a in shown]
         assert rebuilt and all(r.metadata["origin"] == "rebuilt" for r in rebuilt)
         assert all(set(r.metadata["document_ids"]) <= set(PUBLIC_IDS) for r in outsider.results)
-        assert not [h for h in outsider.metadata["hits"] if h["id"].removeprefix("aggregate:") in mixed]  # never matched
+        assert not [h for h in outsider.metadata["hits"] if h["id"].removeprefix("aggregate:") in mixed]  # not searched at level 0
+        # matched at level 1 by what they say rebuilt (embedded for this query), not by their stored vectors
+        by_aggregates = leak_kb.sync.query("Aurora Labs penicillin Leeds", mode=MODE, top_k=50, options={"level_mode": 1})
+        matched = {h["id"].removeprefix("aggregate:") for h in by_aggregates.metadata["hits"]}
+        assert matched & set(mixed)
+        assert all(r.metadata["origin"] == "rebuilt" for r in by_aggregates.results if r.id.removeprefix("aggregate:") in mixed)
+        assert not leaked(by_aggregates)
         reader = leak_kb.sync.query("Aurora Labs penicillin Leeds", mode=MODE, top_k=50, principals=[READER], options={"level_mode": 0})
         whole = [r for r in reader.results if r.kind == "aggregate" and r.id.removeprefix("aggregate:") in mixed]
         assert whole and all(r.metadata["origin"] == "extractive" for r in whole)

@@ -18,7 +18,9 @@ units), ``metadata["paths"]`` the reasoning paths as result ids.
 
 Access (docs/security.md, ``reading``): the caller's documents are pushed into both vector searches
 (the graph's entity filter, the ids of the aggregates they may read whole); what is shown rests
-only on them, rebuilt from them where an aggregate or relation also rests on other documents.
+only on them, rebuilt from them where an aggregate or relation also rests on other documents. A
+partly readable aggregate above one of the readable entities nearest the query is matched by its
+rebuilt text (embedded then, one call for all of them), never by its stored vector.
 """
 
 from __future__ import annotations
@@ -41,12 +43,15 @@ from heta_plugin_graph.vectors import ENTITY_COLLECTION
 from heta_plugin_graph.visibility import fact_visibility
 
 from heta_plugin_leanrag import persist
+from heta_plugin_leanrag.clustering import unit_rows
 from heta_plugin_leanrag.options import AGGREGATES, BASE_LEVEL, LeanRagOptions
 from heta_plugin_leanrag.reading import Reading, Shown
+from heta_plugin_leanrag.summaries import aggregate_text
 
 HIERARCHY = SearchAssetRef(kind=persist.ASSET_KIND)
 GRAPH_TABLES = SearchAssetRef(kind="graph_tables")
 GRAPH_VECTORS = SearchAssetRef(kind="graph_vector_index")
+EMBEDDING = model_ref("embedding")
 #: a parent scores this much less than the match below it, per level climbed; a relation this much less than its lower end
 ANCESTOR_STEP = 0.05
 RELATION_STEP = 0.05
@@ -91,7 +96,7 @@ class LeanRagQueryEngine:
 
     mode: ClassVar[str] = persist.MODE
     required_assets: ClassVar[frozenset[SearchAssetRef]] = frozenset({HIERARCHY, GRAPH_TABLES, GRAPH_VECTORS})
-    required_components: ClassVar[frozenset] = frozenset({model_ref("embedding")})
+    required_components: ClassVar[frozenset] = frozenset({EMBEDDING})
     options_type: ClassVar[type] = LeanRagOptions
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
@@ -103,14 +108,19 @@ class LeanRagQueryEngine:
         entity_collection = dict((index.metadata if index else {}).get("collections") or {}).get("entities", ENTITY_COLLECTION)
         aggregate_collection = dict((asset.metadata if asset else {}).get("vectors") or {}).get("collection", persist.AGGREGATE_COLLECTION)
         hierarchy = await asyncio.to_thread(load_parsed, objects)
-        query_vector = np.asarray(await context.embed_query(request.text), dtype=np.float32).reshape(1, -1)
-        return await asyncio.to_thread(self._query, request, options, graph, vector_store, entity_collection, aggregate_collection,
-                                       hierarchy, query_vector)
+        query_vector = unit_rows(np.asarray(await context.embed_query(request.text), dtype=np.float32).reshape(1, -1))
+        reading = Reading(graph, hierarchy, request)
+        found, rebuilt = await asyncio.to_thread(self._match, request, options, graph, vector_store, entity_collection, aggregate_collection,
+                                                 hierarchy, reading, query_vector)
+        if rebuilt:  # partly readable aggregates are matched by what they say to this caller, embedded now
+            texts = [aggregate_text(s.name, s.description) for s in rebuilt]
+            vectors = unit_rows(np.asarray(await context.get_component(EMBEDDING.key).embed(texts), dtype=np.float32))
+            found += [(s.id, float(v @ query_vector[0]), s) for s, v in zip(rebuilt, vectors)]
+            found = sorted(found, key=lambda item: (-item[1], item[0]))[: options.entity_top_k]
+        return await asyncio.to_thread(self._query, request, options, graph, vector_store, entity_collection, hierarchy, reading, found)
 
     def _query(self, request: QueryRequest, options: LeanRagOptions, graph: Any, vector_store: Any, entity_collection: str,
-               aggregate_collection: str, hierarchy: persist.Hierarchy, query_vector: np.ndarray) -> QueryResponse:
-        reading = Reading(graph, hierarchy, request)
-        found = self._match(request, options, graph, vector_store, entity_collection, aggregate_collection, hierarchy, reading, query_vector)
+               hierarchy: persist.Hierarchy, reading: Reading, found: list[tuple[str, float, Shown]]) -> QueryResponse:
         metadata: dict[str, Any] = {"level_mode": options.level_mode, "levels": hierarchy.levels}
         if not found:
             if options.level_mode == AGGREGATES and not hierarchy.aggregates:
@@ -147,27 +157,39 @@ class LeanRagQueryEngine:
     # --- 1. matches ----------------------------------------------------------------------------
 
     def _match(self, request: QueryRequest, options: LeanRagOptions, graph: Any, vector_store: Any, entity_collection: str,
-               aggregate_collection: str, hierarchy: persist.Hierarchy, reading: Reading, query_vector: np.ndarray) -> list[tuple[str, float, Shown]]:
-        hits: dict[str, float] = {}
-        if options.level_mode != AGGREGATES and vector_store.has_collection(entity_collection):
+               aggregate_collection: str, hierarchy: persist.Hierarchy, reading: Reading,
+               query_vector: np.ndarray) -> tuple[list[tuple[str, float, Shown]], list[Shown]]:
+        """The best nodes of ``level_mode`` with their similarity, and the partly readable aggregates still to be scored."""
+        wants_aggregates = options.level_mode != BASE_LEVEL and bool(hierarchy.aggregates)
+        entity_hits: dict[str, float] = {}
+        if (options.level_mode != AGGREGATES or (wants_aggregates and reading.narrowed)) and vector_store.has_collection(entity_collection):
             visible = fact_visibility(graph, request)  # the request's documents, pushed into the search
             if visible.entities is None or visible.entities:
                 for hit in vector_store.collection(entity_collection).search(query_vector, options.entity_top_k, filters=visible.entity_filter)[0]:
-                    hits[hit.id] = float(hit.score)
-        if options.level_mode != BASE_LEVEL and hierarchy.aggregates and vector_store.has_collection(aggregate_collection):
-            whole = reading.whole_aggregates()  # only aggregates the caller may read whole are matched (reading's docstring)
+                    entity_hits[hit.id] = float(hit.score)
+        hits: dict[str, float] = dict(entity_hits) if options.level_mode != AGGREGATES else {}
+        rebuilt: dict[str, Shown] = {}
+        if wants_aggregates and vector_store.has_collection(aggregate_collection):
+            whole = reading.whole_aggregates()  # an aggregate's vector says all it rests on: matched only if all may be read
             if whole is None or whole:
                 filters = None if whole is None else {"id": whole}
                 for hit in vector_store.collection(aggregate_collection).search(query_vector, options.entity_top_k, filters=filters)[0]:
                     if hit.id in hierarchy.aggregates:
                         hits[hit.id] = float(hit.score)
+            if whole is not None:
+                # the partly readable aggregates above the readable entities nearest the query, rebuilt for this caller
+                allowed = set(whole)
+                for entity_id in entity_hits:
+                    for ancestor in hierarchy.chain(entity_id)[1:]:
+                        if ancestor not in allowed and ancestor not in rebuilt and (shown := reading.aggregate(ancestor)) is not None:
+                            rebuilt[ancestor] = shown
         found = []
         for node_id, similarity in sorted(hits.items(), key=lambda item: (-item[1], item[0])):
             if (node := reading.node(node_id)) is not None:  # a store that could not narrow the search: checked here
                 found.append((node_id, similarity, node))
                 if len(found) == options.entity_top_k:
                     break
-        return found
+        return found, list(rebuilt.values())
 
     # --- 3. relations along the paths -------------------------------------------------------------------
 

@@ -13,9 +13,10 @@ scope arrives as one, docs/security.md) and its access scope allows. Then:
   rebuilt from the member relations that are seen, and it is not seen when none is or when either
   aggregate is not.
 
-Only wholly readable aggregates are matched against the query (``whole_aggregates``): a partly
-readable one is never found by what its hidden part says; it appears only, rebuilt, on the chain
-of parents of something that was found.
+An aggregate's stored vector embeds all it rests on, so only wholly readable aggregates are searched
+by it (``whole_aggregates``, an id filter pushed into the vector search). A partly readable one is
+never found by what its hidden part says: the engine matches it by its rebuilt text, embedded at
+query time, and only when it lies above one of the readable entities nearest the query.
 """
 
 from __future__ import annotations
