@@ -39,6 +39,7 @@ from heta_plugin_hirag.hierarchy import (
     centrality_order,
     cluster_id,
     content_hash,
+    digest,
     plan_layer,
     summary_text,
 )
@@ -240,7 +241,7 @@ class HierarchicalAggregation(_AsksModel):
         if not found:
             return
         ids = sorted(found)
-        hashes = {i: Node(i, "", "", "", found[i].text, frozenset()).text_hash for i in ids}
+        hashes = {i: digest(found[i].text)[:16] for i in ids}  # as Node.text_hash
         stored = await in_thread(vector_store.collection(persist.SUMMARY_COLLECTION).get_metadata, ids) if exists else {}
         stale = [i for i in ids if (stored.get(i) or {}).get("text_hash") != hashes[i]]
         if not stale:
