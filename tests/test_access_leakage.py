@@ -1,5 +1,5 @@
 """The leakage suite over every first-party mode on the embedded stores: FAISS, Whoosh, SQLite, the nlp graph,
-GraphRAG's extractive reports, LightRAG and memory_search, with the local MiniLM model; then the same knowledge
+GraphRAG's extractive reports, LightRAG, HiRAG, LeanRAG and memory_search, with the local MiniLM model; then the same knowledge
 base with a scripted language model that echoes its prompt, so the modes that ask a model (rewrite, multihop,
 answers) show whatever reached it. No network."""
 
@@ -20,6 +20,8 @@ pytestmark = pytest.mark.slow
 def every_offline_mode_recipe() -> Recipe:
     from heta_plugin_fulltext import IndexFullText
     from heta_plugin_graphrag import CommunityReports, DetectCommunities
+    from heta_plugin_hirag import HierarchicalAggregation, HiRagBridges, HiRagCommunity
+    from heta_plugin_leanrag import SemanticAggregation
 
     from heta_plugin_graph import HetaGraphProcedure
     from heta_plugin_vector import EmbedChunks, IndexVectors
@@ -27,7 +29,8 @@ def every_offline_mode_recipe() -> Recipe:
     return Recipe(
         models=KnowledgeModels(embedding=EmbeddingModel(model_name="local/all-MiniLM-L6-v2")),
         steps=[ParseDocuments(), SplitDocuments(), PersistChunks(), EmbedChunks(), IndexVectors(), IndexFullText(),
-               HetaGraphProcedure(extractor="nlp"), DetectCommunities(), CommunityReports()],
+               HetaGraphProcedure(extractor="nlp"), DetectCommunities(), CommunityReports(),
+               HierarchicalAggregation(), HiRagCommunity(), HiRagBridges(), SemanticAggregation()],
     )
 
 
@@ -42,7 +45,8 @@ class TestEveryOfflineMode(AccessLeakageSuite):
     def test_the_recipe_builds_every_offline_mode(self, leak_kb):
         expected = {"vector_search", "full_text_search", "sql_text_search", "heta_graph_search", "hybrid_search", "heta_rerank_search",
                     "graphrag_global_search", "graphrag_local_search", "lightrag_local", "lightrag_global", "lightrag_hybrid",
-                    "lightrag_mix", "memory_search"}
+                    "lightrag_mix", "memory_search", "hi_rag_query", "hi_rag_nobridge_query", "hi_rag_local_query",
+                    "hi_rag_global_query", "hi_rag_bridge_query", "lean_rag_query"}
         assert expected <= set(self.modes(leak_kb))
 
 

@@ -36,4 +36,4 @@ class TestEveryOfflineModeOnPostgres(AccessLeakageSuite):
         for slot in SLOTS:
             assert type(leak_kb.get_component(f"stores.{slot}")).__module__.startswith("heta_plugin_postgres."), slot
         assert {"vector_search", "full_text_search", "heta_graph_search", "graphrag_local_search", "lightrag_mix",
-                "memory_search"} <= set(self.modes(leak_kb))
+                "memory_search", "hi_rag_query", "lean_rag_query"} <= set(self.modes(leak_kb))

@@ -5,6 +5,8 @@ from __future__ import annotations
 _VECTOR = "heta-plugin-vector"
 _GRAPH = "heta-plugin-graph"
 _FULLTEXT = "heta-plugin-fulltext"
+_HIRAG = "heta-plugin-hirag"
+_LEANRAG = "heta-plugin-leanrag"
 
 KNOWN_PROVIDERS: dict[str, str] = {
     # steps
@@ -20,7 +22,21 @@ KNOWN_PROVIDERS: dict[str, str] = {
     "build_graph": _GRAPH,
     "merge_graph_into_store": _GRAPH,
     "heta_graph": _GRAPH,
+    "hirag_hierarchical_aggregation": _HIRAG,
+    "hirag_community": _HIRAG,
+    "hirag_bridges": _HIRAG,
+    "leanrag_aggregate": _LEANRAG,
     # query modes and the assets they need
+    "hi_rag_query": _HIRAG,
+    "hi_rag_nobridge_query": _HIRAG,
+    "hi_rag_local_query": _HIRAG,
+    "hi_rag_global_query": _HIRAG,
+    "hi_rag_bridge_query": _HIRAG,
+    "hirag_summary_entities": f"{_HIRAG} (step hirag_hierarchical_aggregation)",
+    "hirag_community_reports": f"{_HIRAG} (step hirag_community)",
+    "hirag_bridge_paths": f"{_HIRAG} (step hirag_bridges)",
+    "lean_rag_query": _LEANRAG,
+    "leanrag_hierarchy": f"{_LEANRAG} (step leanrag_aggregate)",
     "vector_search": _VECTOR,
     "full_text_search": _FULLTEXT,
     "heta_graph_search": _GRAPH,
@@ -66,4 +82,4 @@ def known_distribution(name: str) -> str | None:
 
 def known_modes() -> dict[str, str]:
     """Query modes of first-party plugins -> their distribution (so ``heta modes`` can list those not installed)."""
-    return {name: dist for name in KNOWN_PROVIDERS if name.endswith("_search") and (dist := known_distribution(name))}
+    return {name: dist for name in KNOWN_PROVIDERS if name.endswith(("_search", "_query")) and (dist := known_distribution(name))}

@@ -254,7 +254,7 @@ class Aggregator:
             origin = "extractive"
             if outcome is not None:
                 origin = "extractive_fallback" if outcome.status == "invalid" else "extractive"
-                self._issue("aggregate", aggregate_id, outcome, "an aggregate's summary")
+                self._note_model_problem("aggregate", aggregate_id, outcome, "an aggregate's summary")
             summary = summaries.extractive_aggregate((nodes[m].headline, nodes[m].description) for m in ordered)
             made[aggregate_id] = {**summary, "origin": origin, "headline": nodes[ordered[0]].headline}
         self.counts["aggregates_made"] += len(made)
@@ -323,13 +323,13 @@ class Aggregator:
             if outcome.status == "valid":
                 made[relation_id] = (outcome.value["description"].strip(), "language_model")
                 continue
-            self._issue("aggregate_relation", relation_id, outcome, "a relation between aggregates")
+            self._note_model_problem("aggregate_relation", relation_id, outcome, "a relation between aggregates")
             made[relation_id] = (summaries.extractive_relation(e.text for e in group),
                                  "extractive_fallback" if outcome.status == "invalid" else "extractive")
         self.counts["relations_made"] += len(made)
         return made
 
-    def _issue(self, kind: str, subject_id: str, outcome: Any, what: str) -> None:
+    def _note_model_problem(self, kind: str, subject_id: str, outcome: Any, what: str) -> None:
         code_kind = "summary" if kind == "aggregate" else "relation"
         if outcome.status == "invalid":
             self.context.report(
