@@ -28,7 +28,16 @@ QUESTIONS = {
     "heta_rewrite_search": "how do genes pass traits on?",
     "heta_multihop_search": "Which scientist's discovery led to the first antibiotic, and where did he work?",
     "memory_search": "what do we know about whales?",
+    "graphrag_global_search": "What are the main themes across these documents?",
+    "hi_rag_query": "How are the discoveries in medicine and biology connected?",
+    "lean_rag_query": "What links Alan Turing to modern computing?",
 }
+#: the hierarchical families build on the graph the starter recipe made: (plugin, its steps)
+HIERARCHICAL = (
+    ("heta_plugin_graphrag", ("detect_communities", "community_reports")),
+    ("heta_plugin_hirag", ("hirag_hierarchical_aggregation", "hirag_community", "hirag_bridges")),
+    ("heta_plugin_leanrag", ("leanrag_aggregate",)),
+)
 
 
 def heta(*args: str, capture: bool = False) -> str:
@@ -53,6 +62,28 @@ def show_table_and_image() -> None:
         )
 
 
+def add_hierarchical_families(queried: list[str]) -> None:
+    """GraphRAG, HiRAG and LeanRAG build on the same graph: add their steps, build again (the finished steps
+    keep their work: only the new ones run), and query their modes."""
+    import tomllib
+
+    import tomli_w
+
+    installed = [(plugin, steps) for plugin, steps in HIERARCHICAL if importlib.util.find_spec(plugin) is not None]
+    if not installed:
+        return
+    recipe_path = KB / "recipe.toml"
+    recipe = tomllib.loads(recipe_path.read_text())
+    recipe["steps"] += [{"step": step} for _, steps in installed for step in steps]
+    recipe_path.write_text(tomli_w.dumps(recipe))
+    print("\nThe hierarchical families build on this graph. Their steps, added to the recipe, offline (extractive\n"
+          "summaries; a [models.language] writes them instead): " + ", ".join(s for _, steps in installed for s in steps))
+    heta("build", str(DOCUMENTS))
+    for mode in ("graphrag_global_search", "hi_rag_query", "lean_rag_query"):
+        if mode not in queried:
+            heta("query", QUESTIONS[mode], "--mode", mode, "--top-k", "3")
+
+
 def main() -> None:
     if KB.exists():
         shutil.rmtree(KB)
@@ -68,12 +99,13 @@ def main() -> None:
     for mode in manifest:
         heta("query", QUESTIONS.get(mode, "ocean life"), "--mode", mode, "--top-k", "3")
     show_table_and_image()
+    add_hierarchical_families(manifest)
     print(
         "\nKeep the models loaded and serve this knowledge base over HTTP (search page and JSON API):\n\n"
         f"  .venv/bin/heta --kb {KB.name} serve        # then open http://127.0.0.1:8321/  (API schema: /openapi.json)\n\n"
         "It needs the heta-server distribution (installed here); see docs/server.md."
     )
-    missing = [m for m in QUESTIONS if m not in manifest]
+    missing = [m for m in QUESTIONS if m not in manifest and m not in ("graphrag_global_search", "hi_rag_query", "lean_rag_query")]
     if missing:
         print(
             f"\nNot available in this demo: {', '.join(missing)}.\n"
