@@ -82,6 +82,16 @@ def fact_visibility(graph: Any, request: QueryRequest) -> FactVisibility:
     wanted = request.filters.get("document_id")
     if wanted is None or not hasattr(graph, "facts_of_documents"):
         return FactVisibility(scope=scope)  # the modes filter facts by their evidence after the search
-    documents = list(wanted) if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
-    entities, relations = graph.facts_of_documents(documents) if documents else (set(), set())
-    return FactVisibility(frozenset(entities), frozenset(relations), scope)
+    documents = frozenset(wanted) if isinstance(wanted, (list, tuple, set, frozenset)) else frozenset([wanted])
+
+    def supported() -> tuple[frozenset[str], frozenset[str]]:
+        entities, relations = graph.facts_of_documents(sorted(documents)) if documents else (set(), set())
+        return frozenset(entities), frozenset(relations)
+
+    # a caller's queries share the answer (at 10k documents it is a scan of the evidence table): the scope is made
+    # anew whenever the catalog changes, and its stores are the same objects while it lives
+    if request.access is not None and request.access.restricted and wanted is request.access.visible_filter:
+        entities, relations = request.access.remember(("graph_facts", id(graph)), supported)
+    else:
+        entities, relations = supported()
+    return FactVisibility(entities, relations, scope)

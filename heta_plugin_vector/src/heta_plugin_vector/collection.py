@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,9 @@ from heta_plugin_vector.metadata import MetadataTable
 FORMAT_VERSION = 1
 #: rebuild an HNSW graph once this share of its nodes are tombstones
 _HNSW_REBUILD_SHARE = 0.2
+#: a filter with more values than this is matched once per collection state (``_allowed_keys``)
+LARGE_FILTER = 64
+SELECTED_KEPT = 8
 
 
 class FaissCollection:
@@ -66,6 +70,8 @@ class FaissCollection:
         self._index = indexes.read_index(index_path) if index_path.exists() else self._empty_index()
         self._tombstones: set[int] = set()
         self._dirty = False
+        #: large filters -> the record keys they select, until the next write (``_allowed_keys``)
+        self._selected: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._reconcile()
         self._next_key = max(self._records.max_key(), int(indexes.stored_keys(self._index).max(initial=-1))) + 1
 
@@ -116,6 +122,7 @@ class FaissCollection:
             keys = np.arange(self._next_key, self._next_key + len(ids), dtype=np.int64)
             self._next_key += len(ids)
             self._records.replace(keys.tolist(), ids, metadata, existing=bool(old))
+            self._selected.clear()
             self._index.add_with_ids(array, keys)
             self._dirty = True
             self._maybe_train_ivf()
@@ -151,7 +158,7 @@ class FaissCollection:
             return [[] for _ in range(len(queries))]
         with self._lock, indexes.single_threaded(len(queries) <= indexes.SINGLE_THREAD_QUERIES):
             if filters:
-                allowed = np.fromiter((key for key, _ in self._records.matching(filters)), dtype=np.int64)
+                allowed = self._allowed_keys(filters)
                 if not len(allowed):
                     return [[] for _ in range(len(queries))]
                 if len(allowed) <= self._config.filter_exact_limit:
@@ -222,6 +229,7 @@ class FaissCollection:
             return
         if len(orphan_records):
             self._records.delete_keys(orphan_records.tolist())
+            self._selected.clear()
         if len(orphan_vectors):
             self._remove_keys(orphan_vectors)
             self._dirty = True
@@ -230,8 +238,28 @@ class FaissCollection:
         if not keys:
             return
         self._records.delete_keys(keys)
+        self._selected.clear()
         self._remove_keys(np.asarray(keys, dtype=np.int64))
         self._dirty = True
+
+    def _allowed_keys(self, filters: Mapping[str, Any]) -> np.ndarray:
+        """The keys of the records ``filters`` select. A large filter (a caller's readable documents: thousands of
+        ids) is matched once and kept until the next write, since the same caller asks again and again."""
+        size = sum(len(v) if isinstance(v, (list, tuple, set, frozenset)) else 1 for v in filters.values())
+        if size <= LARGE_FILTER:
+            return np.fromiter((key for key, _ in self._records.matching(filters)), dtype=np.int64)
+        # a frozenset is its own key (a scope hands the same one to every query: hashed once, compared by identity)
+        signature = tuple(sorted((str(k), v if isinstance(v, frozenset) else frozenset(v) if isinstance(v, (list, tuple, set)) else v)
+                                 for k, v in filters.items()))
+        allowed = self._selected.get(signature)
+        if allowed is None:
+            allowed = np.fromiter((key for key, _ in self._records.matching(filters)), dtype=np.int64)
+            self._selected[signature] = allowed
+            while len(self._selected) > SELECTED_KEPT:
+                self._selected.popitem(last=False)
+        else:
+            self._selected.move_to_end(signature)
+        return allowed
 
     def _remove_keys(self, keys: np.ndarray) -> None:
         if self.index_kind == "hnsw":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -119,10 +119,30 @@ class AccessScope:
 
     principals: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
     visible: frozenset[str] | None = None
+    #: what engines derived from this scope (``remember``): valid as long as the scope, which the knowledge
+    #: base makes anew whenever its catalog changes (a build, a removal, an access change, another process's commit)
+    _memo: dict[Any, Any] = attrs.field(factory=dict, eq=False, repr=False, alias="_memo")
+
+    def remember(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()``, once per scope and ``key`` (e.g. the graph facts its documents support): a caller's
+        queries then share it instead of paying for it each time."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = compute()
+            return value
 
     @property
     def restricted(self) -> bool:
         return self.visible is not None
+
+    @property
+    def visible_filter(self) -> VisibleDocuments | None:
+        """The visible documents as a filter value, one object per scope (``None``: every document), so a cache
+        keyed by what a filter selects finds it again cheaply."""
+        if self.visible is None:
+            return None
+        return self.remember("visible_documents", lambda: VisibleDocuments(self.visible))
 
     def allows(self, document_id: str | None) -> bool:
         return self.visible is None or document_id in self.visible
@@ -135,12 +155,10 @@ class AccessScope:
         if self.visible is None:
             return dict(filters)
         wanted = filters.get("document_id")
-        if wanted is None:
-            allowed = self.visible
-        else:
-            asked = wanted if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
-            allowed = frozenset(d for d in asked if d in self.visible)
-        return {**filters, "document_id": VisibleDocuments(allowed)}
+        if wanted is None or wanted is self.visible_filter:
+            return {**filters, "document_id": self.visible_filter}
+        asked = wanted if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
+        return {**filters, "document_id": VisibleDocuments(d for d in asked if d in self.visible)}
 
 
 class VisibleDocuments(frozenset):

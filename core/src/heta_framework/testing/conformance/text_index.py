@@ -74,6 +74,20 @@ class TextIndexStoreSuite(StoreSuiteBase):
         assert self.search_ids(store, "filler", 50, {"document_id": []}) == []
         assert self.search_ids(store, "filler", 50, {"no_such_key": "x"}) == []
 
+    def test_a_long_document_list_follows_every_write(self, store):
+        # a caller's readable documents arrive as a filter of thousands of ids, the same one query after query: a
+        # backend may remember what it selects, but never past a write
+        store.upsert(numbered_chunks(12))
+        store.flush()
+        readable = frozenset({"doc1", "doc2", *(f"other{i}" for i in range(500))})
+        assert set(self.search_ids(store, "filler", 50, {"document_id": readable})) == {"c1", "c5", "c9", "c2", "c6", "c10"}
+        store.upsert([make_chunk("late", "other7", "common filler text arriving late")])
+        store.flush()
+        assert "late" in self.search_ids(store, "filler", 50, {"document_id": readable})
+        store.delete_documents(["doc1"])
+        store.flush()
+        assert set(self.search_ids(store, "filler", 50, {"document_id": readable})) == {"c2", "c6", "c10", "late"}
+
     # --- hostile and unicode input --------------------------------------------------------
 
     def test_any_query_text_is_valid(self, store):

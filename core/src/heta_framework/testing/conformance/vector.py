@@ -131,6 +131,23 @@ class VectorStoreSuite(StoreSuiteBase):
             vectors[[3, 9]], ["v3", "v9"], vectors[5], 2
         )
 
+    def test_a_long_document_list_follows_every_write(self, store):
+        # a caller's readable documents arrive as a filter of thousands of ids, the same one query after query: a
+        # backend may remember what it selects, but never past a write
+        collection = store.collection("chunks", dimension=DIMENSION)
+        _ids, vectors = self.fill(collection, 40)
+        readable = frozenset({"doc1", "doc2", *(f"other{i}" for i in range(500))})
+        first = {h.id for h in collection.search(vectors[1], top_k=40, filters={"document_id": readable})[0]}
+        assert first == {f"v{i}" for i in range(40) if i % 4 in (1, 2)}
+        collection.upsert(["new"], vectors[:1], [{"document_id": "other7"}])
+        assert "new" in {h.id for h in collection.search(vectors[0], top_k=40, filters={"document_id": readable})[0]}
+        collection.delete(["v1", "new"])
+        after = {h.id for h in collection.search(vectors[1], top_k=40, filters={"document_id": readable})[0]}
+        assert after == first - {"v1"}
+        collection.delete_where({"document_id": "doc2"})
+        assert {h.id for h in collection.search(vectors[1], top_k=40, filters={"document_id": readable})[0]} == {
+            f"v{i}" for i in range(40) if i % 4 == 1 and i != 1}
+
     def test_filter_values_keep_their_json_types(self, store):
         collection = store.collection("chunks", dimension=DIMENSION)
         vectors = unit_vectors(4)
