@@ -12,6 +12,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 SUITE_RESULTS = ("modes", "eval", "run_log")
 
 COMPONENT_TITLES = {
+    "access": "Access control: queries under a scope hiding 90% (and 10%) of the 10k knowledge base — `python bench/bench_access.py`",
     "vector": "Vector store (heta-plugin-vector): 100k overhead and 1M scale — `python bench/bench_vector.py`",
     "fulltext": "Full-text backends (Whoosh and tantivy) — `python bench/bench_fulltext.py`",
     "graph": "Graph extraction with a language model (scripted OpenAI-compatible server) — `python bench/bench_graph.py`",
@@ -20,6 +21,8 @@ COMPONENT_TITLES = {
     "multilingual_embedding": "vector_search with MiniLM and multilingual-e5-small in four languages — `python bench/bench_multilingual_embedding.py`",
     "lightrag": "LightRAG modes (heta-plugin-lightrag), offline — `python bench/bench_lightrag.py`",
     "graphrag": "GraphRAG modes (heta-plugin-graphrag), offline — `python bench/bench_graphrag.py`",
+    "hierarchical": "HiRAG and LeanRAG modes (heta-plugin-hirag, heta-plugin-leanrag) beside hybrid, rerank, GraphRAG and LightRAG; "
+                    "their LLM calls against a scripted model — `python bench/bench_hierarchical.py`",
     "postgres": "Every store on PostgreSQL + pgvector beside the embedded default — `python bench/bench_postgres.py`",
     "server": "`heta serve` under load beside in-process queries — `python bench/bench_server.py`",
     "concurrency": "8 concurrent queries against sequential ones, per base mode — `python bench/bench_concurrency.py`",
@@ -233,6 +236,86 @@ def _graph_section(data: dict) -> list[str]:
     return lines
 
 
+#: frames around every query in a profile (the event loop, kb.query, the bench itself)
+_WRAPPERS = ("asyncio/", "bench/", "parts/querying.py", "kb/knowledge_base.py", "<method 'run' of '_contextvars", "contracts/search.py")
+
+
+def _access_section(data: dict) -> list[str]:
+    """bench/bench_access.py: filtered against unfiltered latency per mode and case, what the filtered side returned."""
+    cases = data.get("cases", {})
+    if not cases:
+        return []
+    load = data.get("load_before", {})
+    lines = [
+        f"The 10k knowledge base of `bench_modes.py` (a copy; {_fmt(data.get('graph_size', {}).get('entities'))} graph entities), "
+        "each document restricted or not by a hash of its id. Filtered: a query without principals, which sees the public "
+        "documents only (a `document_id` allow-list pushed into every store); unfiltered: `principals=[\"group:restricted\"]`, "
+        "which may read every document, so no filter is applied. Both sides run the same "
+        f"{_fmt(data.get('queries'))} known-item queries, `top_k={data.get('top_k')}`, taking turns query by query "
+        f"(load average {_fmt(load.get('load_1m'), 2)} on {_fmt(load.get('cores'))} cores at the start, "
+        f"{_fmt(data.get('load_after', {}).get('load_1m'), 2)} at the end). Target (issue #39): {data.get('target')} in "
+        + ", ".join(f"`{m}`" for m in data.get("target_modes", [])) + ", with 90% hidden.",
+        "",
+    ]
+    rows = []
+    for case, entry in cases.items():
+        for mode, row in _in_order(entry.get("modes", {})):
+            label = f"{case} ({_fmt(entry.get('visible_documents'))} of {_fmt(entry.get('documents'))} visible)"
+            if "error" in row:
+                rows.append([label, f"`{mode}`", "–", f"failed: {row['error'][:160]}", "✗" if mode in data.get("target_modes", []) else "–",
+                             "–", "–", "–"])
+                continue
+            checked = row.get("correctness", {})
+            met = row.get("meets_target")
+            rows.append([
+                label, f"`{mode}`",
+                f"{_fmt(row['unfiltered_p50_ms'])} / {_fmt(row['unfiltered_p95_ms'])}",
+                f"{_fmt(row['filtered_p50_ms'])} / {_fmt(row['filtered_p95_ms'])}",
+                f"{_fmt(row['ratio_p50'], 2)}×" + ("" if met is None else (" ✓" if met else " ✗")),
+                _fmt(checked.get("results_from_hidden_documents", 0) + checked.get("evidence_from_hidden_documents", 0)),
+                f"{_fmt(checked.get('full_top10_share'), 2)} ({_fmt(checked.get('unfiltered_full_top10_share'), 2)})",
+                f"{_fmt(checked.get('recall@10_visible_answers'), 3)} ({_fmt(checked.get('unfiltered_recall@10_visible_answers'), 3)})",
+            ])
+    lines += _table(["case", "mode", "unfiltered p50 / p95 ms", "filtered p50 / p95 ms", "ratio p50", "hidden documents returned",
+                     "full top-10 share (unfiltered)", "recall@10, visible answers (unfiltered)"], rows)
+    lines += ["✓/✗: the 1.5× target, for the modes it names. *Hidden documents returned* counts results and graph facts' evidence "
+              "chunks from documents the caller may not read (must be 0). Recall@10 is over the queries whose answer is visible.", ""]
+    without = [[case, f"`{mode}`", f"{_fmt(row['unfiltered_p50_ms'], 2)} / {_fmt(row['unfiltered_p95_ms'], 2)}",
+                f"{_fmt(row['filtered_p50_ms'], 2)} / {_fmt(row['filtered_p95_ms'], 2)}", f"{_fmt(row['ratio_p50'], 2)}×",
+                _fmt(row["difference_p50_ms"], 2)]
+               for case, entry in cases.items() for mode, row in _in_order(entry.get("without_model", {})) if "error" not in row]
+    if without:
+        lines += ["The same, with the query vectors precomputed (the model's time taken out of both sides):", ""]
+        lines += _table(["case", "mode", "unfiltered p50 / p95 ms", "filtered p50 / p95 ms", "ratio p50", "difference p50 ms"], without)
+    for case, entry in cases.items():
+        calls = entry.get("filter_calls")
+        if calls:
+            lines += [f"The filter's own calls, {case} ({_fmt(calls.get('visible_documents'))} visible documents; median ms, each timed alone):", ""]
+            lines += _table(["call", "value"], [[f"`{key}`", _fmt(value, 3) if isinstance(value, float) else _fmt(value)]
+                                                for key, value in calls.items() if key != "visible_documents"])
+        for mode, profile in entry.get("profile", {}).items():
+            if "error" in profile:
+                continue
+            # the functions whose time per query grows most under the filter (worker-thread calls run inline)
+            # the frames every extra millisecond passes through (the event loop, kb.query, the bench) say nothing
+            rows = [r for r in profile.get("extra_by_cumulative", [])
+                    if r["filtered_cumulative_ms"] - r["unfiltered_cumulative_ms"] >= 0.1 and not r["function"].startswith(_WRAPPERS)][:10]
+            if not rows:
+                continue
+            lines += [f"Where the filtered `{mode}` query's time goes, {case}: cProfile over {_fmt(profile.get('queries'))} queries each way, "
+                      "query vectors precomputed and the stores' worker-thread calls run inline so the profiler sees them "
+                      f"({_fmt(profile.get('unfiltered_ms_per_query'), 2)} ms per query unfiltered, "
+                      f"{_fmt(profile.get('filtered_ms_per_query'), 2)} ms filtered, profiler overhead included):", ""]
+            lines += _table(["function", "unfiltered ms/query", "filtered ms/query", "calls per query (unfiltered → filtered; a coroutine counts each resumption)"],
+                            [[f"`{r['function']}`", _fmt(r["unfiltered_cumulative_ms"], 2), _fmt(r["filtered_cumulative_ms"], 2),
+                              f"{_fmt(r['unfiltered_calls'])} → {_fmt(r['filtered_calls'])}"] for r in rows])
+            own = [r for r in profile.get("extra_by_own", []) if r["filtered_own_ms"] - r["unfiltered_own_ms"] >= 0.1][:5]
+            if own:
+                lines += ["Own time (excluding callees) growing most: " + "; ".join(
+                    f"`{r['function']}` {_fmt(r['unfiltered_own_ms'], 2)} → {_fmt(r['filtered_own_ms'], 2)} ms" for r in own) + ".", ""]
+    return lines
+
+
 def _multilingual_section(data: dict) -> list[str]:
     """One MRR@10 table across languages (bench/bench_multilingual.py), then what calibration chose, then detection."""
     languages = data.get("languages", {})
@@ -351,6 +434,9 @@ def render(log: dict[str, dict]) -> str:
         lines += [f"### {COMPONENT_TITLES.get(name, name)}", "", f"Written {data.get('written_at', 'before dates were recorded')}.", ""]
         # a plugin's bench may keep its own reading of the numbers beside them (bench/results/NAME.md)
         notes = RESULTS / f"{name}.md"
+        if name == "access":
+            lines += _access_section(data)
+            continue
         if notes.exists():
             lines += [notes.read_text(encoding="utf-8").strip(), ""]
             continue
