@@ -34,12 +34,13 @@ class FactVisibility:
 
     @property
     def entity_filter(self) -> dict[str, Any] | None:
-        """A vector-search filter for the entity collection (record ids are entity ids)."""
-        return None if self.entities is None else {"id": sorted(self.entities)}
+        """A vector-search filter for the entity collection (record ids are entity ids). The set itself, not a copy:
+        one object per caller's scope, so a store that keeps what a large filter selects finds it by identity."""
+        return None if self.entities is None else {"id": self.entities}
 
     @property
     def relation_filter(self) -> dict[str, Any] | None:
-        return None if self.relations is None else {"id": sorted(self.relations)}
+        return None if self.relations is None else {"id": self.relations}
 
     @property
     def nothing_visible(self) -> bool:

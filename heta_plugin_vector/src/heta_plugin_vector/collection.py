@@ -71,7 +71,7 @@ class FaissCollection:
         self._tombstones: set[int] = set()
         self._dirty = False
         #: large filters -> the record keys they select, until the next write (``_allowed_keys``)
-        self._selected: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._selected: OrderedDict[tuple, tuple[np.ndarray, Any]] = OrderedDict()
         self._reconcile()
         self._next_key = max(self._records.max_key(), int(indexes.stored_keys(self._index).max(initial=-1))) + 1
 
@@ -158,13 +158,13 @@ class FaissCollection:
             return [[] for _ in range(len(queries))]
         with self._lock, indexes.single_threaded(len(queries) <= indexes.SINGLE_THREAD_QUERIES):
             if filters:
-                allowed = self._allowed_keys(filters)
+                allowed, selector = self._allowed_keys(filters)
                 if not len(allowed):
                     return [[] for _ in range(len(queries))]
                 if len(allowed) <= self._config.filter_exact_limit:
                     scores, keys = self._exact_among(queries, allowed, top_k)
                 else:
-                    scores, keys = self._index_search(queries, top_k, faiss.IDSelectorBatch(allowed))
+                    scores, keys = self._index_search(queries, top_k, selector or faiss.IDSelectorBatch(allowed))
             elif self._tombstones:
                 dead = faiss.IDSelectorBatch(np.fromiter(self._tombstones, dtype=np.int64))
                 scores, keys = self._index_search(queries, top_k, faiss.IDSelectorNot(dead), keep=dead)
@@ -242,24 +242,27 @@ class FaissCollection:
         self._remove_keys(np.asarray(keys, dtype=np.int64))
         self._dirty = True
 
-    def _allowed_keys(self, filters: Mapping[str, Any]) -> np.ndarray:
-        """The keys of the records ``filters`` select. A large filter (a caller's readable documents: thousands of
-        ids) is matched once and kept until the next write, since the same caller asks again and again."""
+    def _allowed_keys(self, filters: Mapping[str, Any]) -> tuple[np.ndarray, Any]:
+        """The keys of the records ``filters`` select, and for a large filter the FAISS selector of them.
+
+        A large filter (a caller's readable documents: thousands of ids) is matched once and kept, with its
+        selector, until the next write: the same caller asks again and again.
+        """
         size = sum(len(v) if isinstance(v, (list, tuple, set, frozenset)) else 1 for v in filters.values())
         if size <= LARGE_FILTER:
-            return np.fromiter((key for key, _ in self._records.matching(filters)), dtype=np.int64)
+            return np.fromiter((key for key, _ in self._records.matching(filters)), dtype=np.int64), None
         # a frozenset is its own key (a scope hands the same one to every query: hashed once, compared by identity)
         signature = tuple(sorted((str(k), v if isinstance(v, frozenset) else frozenset(v) if isinstance(v, (list, tuple, set)) else v)
                                  for k, v in filters.items()))
-        allowed = self._selected.get(signature)
-        if allowed is None:
+        kept = self._selected.get(signature)
+        if kept is None:
             allowed = np.fromiter((key for key, _ in self._records.matching(filters)), dtype=np.int64)
-            self._selected[signature] = allowed
+            kept = self._selected[signature] = (allowed, faiss.IDSelectorBatch(allowed) if len(allowed) else None)
             while len(self._selected) > SELECTED_KEPT:
                 self._selected.popitem(last=False)
         else:
             self._selected.move_to_end(signature)
-        return allowed
+        return kept
 
     def _remove_keys(self, keys: np.ndarray) -> None:
         if self.index_kind == "hnsw":
