@@ -81,6 +81,7 @@ def test_to_dict_stores_the_path_and_from_dict_rebuilds_a_working_pipeline(kb_pa
             "top_k": 2,
             "filters": {"topic": "ocean"},
             "options": {},
+            "principals": [],
         },
     }
     import heta_haystack
