@@ -240,6 +240,14 @@ def _graph_section(data: dict) -> list[str]:
 _WRAPPERS = ("asyncio/", "bench/", "parts/querying.py", "kb/knowledge_base.py", "<method 'run' of '_contextvars", "contracts/search.py")
 
 
+def _code_note(code: dict | None) -> str:
+    if not code:
+        return ""
+    changed = code.get("modified_files") or []
+    return f" Code measured: commit `{code.get('commit')}`" + (
+        " with uncommitted changes to " + ", ".join(f"`{f}`" for f in changed) if changed else "") + "."
+
+
 def _access_section(data: dict) -> list[str]:
     """bench/bench_access.py: filtered against unfiltered latency per mode and case, what the filtered side returned."""
     cases = data.get("cases", {})
@@ -254,7 +262,8 @@ def _access_section(data: dict) -> list[str]:
         f"{_fmt(data.get('queries'))} known-item queries, `top_k={data.get('top_k')}`, taking turns query by query "
         f"(load average {_fmt(load.get('load_1m'), 2)} on {_fmt(load.get('cores'))} cores at the start, "
         f"{_fmt(data.get('load_after', {}).get('load_1m'), 2)} at the end). Target (issue #39): {data.get('target')} in "
-        + ", ".join(f"`{m}`" for m in data.get("target_modes", [])) + ", with 90% hidden.",
+        + ", ".join(f"`{m}`" for m in data.get("target_modes", [])) + ", with 90% hidden."
+        + _code_note(data.get("code")),
         "",
     ]
     rows = []

@@ -41,7 +41,8 @@ SUITE = (
 LARGER = (
     # ~5.5 minutes: parsing, splitting and indexing 100k chunks, and the raw libraries doing the same
     ("bench_modes.py (100k)", "bench_modes.py", ["--work", "{work}", "--only", "build-100k", "raw-100k", "query-100k"]),
-    # ~5 minutes: queries under an access scope hiding 90% and 10% of a copy of the suite's 10k knowledge base
+    # 15-25 minutes on 2 cores: 400 queries in five modes, filtered and not, under an access scope hiding 90% then 10%
+    # of a copy of the suite's 10k knowledge base (most of it the model and the slow filtered paths)
     ("bench_access.py", "bench_access.py", ["--work", "{work}"]),
     ("bench_vector.py", "bench_vector.py", []),
     ("bench_fulltext.py", "bench_fulltext.py", []),
