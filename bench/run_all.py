@@ -52,6 +52,9 @@ LARGER = (
     ("bench_ocr.py", "bench_ocr.py", []),
     # English, French, Spanish (1,000 articles each) and the Chinese set: every analyzer, calibrated fusion, bm25s
     ("bench_multilingual.py", "bench_multilingual.py", []),
+    # HiRAG and LeanRAG beside hybrid, rerank, GraphRAG and LightRAG on 1,000 articles (offline), then their LLM calls
+    # against a scripted model on 100 articles: ~25 minutes on 2 cores (most of it embedding entity descriptions)
+    ("bench_hierarchical.py", "bench_hierarchical.py", ["--articles", "1000", "--llm-articles", "100"]),
 )
 
 
