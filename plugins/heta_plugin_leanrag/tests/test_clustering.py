@@ -74,3 +74,25 @@ def test_chains_join_at_the_lowest_common_ancestor():
     assert join_chains(["a", "p", "q", "root"], ["b", "r", "root"]) == ["a", "p", "q", "root", "r", "b"]
     assert join_chains(["a", "p"], ["b", "r"]) == ["a", "p", "r", "b"]  # no common ancestor: both whole chains
     assert join_chains(["p", "root"], ["a", "p", "root"]) == ["p", "a"]  # an aggregate and a member below it
+
+
+def test_clustering_the_same_nodes_again_keeps_every_cluster():
+    # k-means leaves uneven clusters; the first build must already keep the bounds the next build's
+    # assignment applies, or a repeat build of unchanged documents splits clusters and pays for new summaries
+    # a tight crowd beside scattered points: k-means++ spends its centres on the scattered ones
+    rng = np.random.default_rng(7)
+    crowd = unit_rows(rng.normal(size=(1, 16))) + 0.01 * rng.normal(size=(60, 16))
+    vectors = unit_rows(np.concatenate([crowd, rng.normal(size=(40, 16))]))
+    ids = [f"n{i:03d}" for i in range(len(vectors))]
+    first = fresh_clusters(ids, vectors, cluster_size=8, seed=0)
+    assert all(2 <= len(c) <= 16 for c in first) and sorted(m for c in first for m in c) == ids
+    again = assign(ids, vectors, [(f"k{i}", c) for i, c in enumerate(first)], cluster_size=8, seed=0)
+    assert (again.split, again.assigned) == (0, 0)
+    assert [key for key, _ in again.clusters] == [f"k{i}" for i in range(len(first))]
+
+
+def test_coinciding_vectors_are_still_cut_to_size():
+    ids = [f"n{i:02d}" for i in range(40)]
+    vectors = unit_rows(np.ones((40, 4)))
+    clusters = fresh_clusters(ids, vectors, cluster_size=5, seed=0)
+    assert all(2 <= len(c) <= 10 for c in clusters) and sorted(m for c in clusters for m in c) == ids

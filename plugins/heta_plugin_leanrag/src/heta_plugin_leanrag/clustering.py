@@ -78,27 +78,57 @@ def kmeans(vectors: np.ndarray, k: int, seed: int) -> np.ndarray:
     return labels
 
 
-def _merge_lone(groups: list[list[int]], vectors: np.ndarray) -> list[list[int]]:
-    """Each one-member group joins the group whose centroid is nearest (while there are others)."""
+def _split_large(rows: list[int], vectors: np.ndarray, cluster_size: int, seed: int) -> list[list[int]]:
+    """``rows`` in groups of at most twice ``cluster_size``: k-means again on any group above that.
+
+    The incremental ``assign`` splits a kept cluster above twice the size; a first build that left one
+    that large would be split on the next build of the same documents, and its summary written again.
+    """
+    if len(rows) <= 2 * cluster_size:
+        return [rows]
+    labels = kmeans(vectors[rows], math.ceil(len(rows) / cluster_size), seed)
+    parts: dict[int, list[int]] = {}
+    for row, label in zip(rows, labels):
+        parts.setdefault(int(label), []).append(row)
+    groups = [parts[label] for label in sorted(parts)]
+    if len(groups) == 1:  # the vectors coincide: k-means cannot tell them apart, so take them in order
+        groups = [rows[start:start + cluster_size] for start in range(0, len(rows), cluster_size)]
+    return [small for group in groups for small in _split_large(group, vectors, cluster_size, seed)]
+
+
+def _nearest_with_room(groups: Sequence[Sequence[int]], member: int, vectors: np.ndarray, limit: int) -> int:
+    """The index of the group whose centroid is nearest ``member`` among those below ``limit`` (any, if none is)."""
+    similarity = np.stack([centroid(vectors[list(g)]) for g in groups]) @ vectors[member]
+    full = np.array([len(g) >= limit for g in groups])
+    if not full.all():
+        similarity[full] = -np.inf
+    return int(similarity.argmax())
+
+
+def _merge_lone(groups: list[list[int]], vectors: np.ndarray, limit: int) -> list[list[int]]:
+    """Each one-member group joins the nearest group that has room below ``limit``."""
     groups = [list(g) for g in groups if g]
     while len(groups) > 1:
         lone = next((i for i, g in enumerate(groups) if len(g) == 1), None)
         if lone is None:
             break
         member = groups.pop(lone)[0]
-        centroids = np.stack([centroid(vectors[g]) for g in groups])
-        groups[int((centroids @ vectors[member]).argmax())].append(member)
+        groups[_nearest_with_room(groups, member, vectors, limit)].append(member)
     return groups
 
 
 def fresh_clusters(ids: Sequence[str], vectors: np.ndarray, cluster_size: int, seed: int) -> list[list[str]]:
-    """``ids`` (rows of unit ``vectors``) in ``ceil(n / cluster_size)`` clusters, each of two members or more."""
+    """``ids`` (rows of unit ``vectors``) in about ``ceil(n / cluster_size)`` clusters of two to ``2 * cluster_size``.
+
+    The bounds are the ones ``assign`` keeps, so clustering the same nodes again changes nothing.
+    """
     k = max(1, math.ceil(len(ids) / cluster_size))
     labels = kmeans(vectors, k, seed)
     groups: dict[int, list[int]] = {}
     for row, label in enumerate(labels):
         groups.setdefault(int(label), []).append(row)
-    merged = _merge_lone([groups[label] for label in sorted(groups)], vectors)
+    bounded = [part for label in sorted(groups) for part in _split_large(groups[label], vectors, cluster_size, seed)]
+    merged = _merge_lone(bounded, vectors, 2 * cluster_size)
     return sorted((sorted(ids[row] for row in group) for group in merged), key=lambda members: members[0])
 
 
@@ -147,8 +177,8 @@ def assign(ids: Sequence[str], vectors: np.ndarray, previous: Sequence[tuple[str
         if lone is None:
             break
         member = clusters.pop(lone)[1][0]
-        others = np.stack([centroid(vectors[[row_of[m] for m in members]]) for _, members in clusters])
-        clusters[int((others @ vectors[row_of[member]]).argmax())][1].append(member)
+        rows = [[row_of[m] for m in members] for _, members in clusters]
+        clusters[_nearest_with_room(rows, row_of[member], vectors, 2 * cluster_size)][1].append(member)
     ordered = tuple((key, tuple(sorted(members))) for key, members in clusters)
     return Assignment(tuple(sorted(ordered, key=lambda c: c[1][0])), False, len(newcomers), split)
 
