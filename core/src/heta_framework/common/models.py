@@ -8,7 +8,7 @@ satisfies ``EmbeddingClient``, ``LanguageClient`` or ``RerankClient``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
@@ -119,10 +119,29 @@ async def embed_queries(client: EmbeddingClient, texts: Sequence[str]) -> Any:
     return await (own(texts) if own is not None else client.embed(texts))
 
 
+def _tool_calls(items: Iterable[ToolCall]) -> tuple[ToolCall, ...]:
+    return tuple(items)
+
+
+@attrs.frozen
+class ToolCall:
+    """One call a model asked for: ``arguments`` is the JSON text exactly as the model wrote it (it may be malformed:
+    the caller parses and judges it, so a bad call becomes a reported problem, not a crash in the client)."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
 @attrs.frozen
 class Message:
-    role: Literal["system", "user", "assistant"]
+    """One turn. ``tool_calls`` on an assistant turn (what the model asked for), ``tool_call_id`` on a ``tool``
+    turn (the result of that call); both default to nothing, so plain conversations are written as before."""
+
+    role: Literal["system", "user", "assistant", "tool"]
     content: str
+    tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=_tool_calls)
+    tool_call_id: str | None = None
 
 
 @attrs.frozen
@@ -148,6 +167,55 @@ class LanguageClient(Protocol):
     ) -> Completion:
         """Answer the conversation; with ``json_schema`` the server is asked for JSON of that shape."""
         ...
+
+
+@attrs.frozen
+class ToolSpec:
+    """A function the model may call: ``parameters`` is its JSON schema (an object)."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = attrs.field(factory=lambda: {"type": "object", "properties": {}})
+
+    def to_openai(self) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}}
+
+
+@attrs.frozen
+class ToolCompletion:
+    """A reply that may call tools: the text (often empty when it calls), the calls asked for, token usage."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=_tool_calls)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ToolCallingUnsupported(Exception):
+    """The language client has no ``complete_with_tools``: it cannot let a model call tools."""
+
+
+def supports_tools(client: Any) -> bool:
+    return callable(getattr(client, "complete_with_tools", None))
+
+
+async def complete_with_tools(
+    client: LanguageClient,
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec],
+    *,
+    tool_choice: str = "auto",
+    temperature: float = 0.0,
+    max_tokens: int | None = None,
+) -> ToolCompletion:
+    """One turn of a tool loop: ``client.complete_with_tools`` when the client offers it (optional, like
+    ``embed_queries``, so every existing client still satisfies ``LanguageClient``); otherwise
+    ``ToolCallingUnsupported``. ``tool_choice`` is ``"auto"``, ``"none"`` or ``"required"``."""
+    own = getattr(client, "complete_with_tools", None)
+    if own is None:
+        raise ToolCallingUnsupported(f"the language client for {client.model_name!r} cannot call tools")
+    result: ToolCompletion = await own(messages, tools, tool_choice=tool_choice, temperature=temperature, max_tokens=max_tokens)
+    return result
 
 
 @runtime_checkable

@@ -52,7 +52,8 @@ What is recorded
 
 Bodies for common APIs
     ``chat_completion_body(text, prompt_tokens=, completion_tokens=)`` (OpenAI chat
-    completions), ``embeddings_body(vectors)`` (OpenAI embeddings),
+    completions), ``chat_tool_calls_body([(name, arguments), ...])`` (an answer that calls tools;
+    ``tool_messages(request)`` reads the tool results a later request sends back), ``embeddings_body(vectors)`` (OpenAI embeddings),
     ``rerank_body([(index, score), ...])`` (Cohere v2 rerank), ``openai_error_body(message)``.
     ``last_user_message(request)`` reads the last user message of a chat request,
     handy in responders.
@@ -90,11 +91,13 @@ __all__ = [
     "Responder",
     "ScriptedServer",
     "chat_completion_body",
+    "chat_tool_calls_body",
     "embeddings_body",
     "last_user_message",
     "openai_error_body",
     "rerank_body",
     "scripted_server",
+    "tool_messages",
 ]
 
 LOOPBACK = "127.0.0.1"
@@ -418,6 +421,36 @@ def chat_completion_body(
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+
+
+def chat_tool_calls_body(
+    calls: Sequence[tuple[str, Any]],
+    *,
+    text: str | None = None,
+    prompt_tokens: int = 10,
+    completion_tokens: int = 5,
+    model: str = "test-model",
+    id_prefix: str = "call_",
+) -> dict[str, Any]:
+    """An OpenAI ``/chat/completions`` response whose assistant message calls tools: ``calls`` are
+    ``(function name, arguments)``, the arguments a dict (sent as JSON) or a string sent as it is (to script
+    malformed JSON). Call ids are ``call_0``, ``call_1``, ... The request that gets it carries ``tools`` and
+    ``tool_choice`` in ``request.json``; the next request should carry one ``tool`` message per call
+    (``tool_messages(request)``)."""
+    tool_calls = [
+        {"id": f"{id_prefix}{i}", "type": "function",
+         "function": {"name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}}
+        for i, (name, arguments) in enumerate(calls)
+    ]
+    body = chat_completion_body(text or "", prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, model=model,
+                                finish_reason="tool_calls")
+    body["choices"][0]["message"] = {"role": "assistant", "content": text, "tool_calls": tool_calls}
+    return body
+
+
+def tool_messages(request: RecordedRequest) -> list[dict[str, Any]]:
+    """The ``tool`` messages (results of earlier tool calls) a chat-completions request carries, in order."""
+    return [m for m in ((request.json or {}).get("messages") or []) if m.get("role") == "tool"]
 
 
 def embeddings_body(vectors: Sequence[Sequence[float]], *, model: str = "test-embedding", prompt_tokens: int = 0) -> dict[str, Any]:

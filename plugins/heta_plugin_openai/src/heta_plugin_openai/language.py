@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import openai
-from heta_framework.common.models import Completion, LanguageModel, Message
+from heta_framework.common.models import Completion, LanguageModel, Message, ToolCall, ToolCompletion, ToolSpec
 from openai.types.chat import ChatCompletion
 
 from heta_plugin_openai.connection import OpenAIConnection, require_fields
@@ -37,6 +37,18 @@ def unfence(text: str) -> str:
     """Drop a Markdown code fence around a JSON answer; models without JSON mode often add one."""
     match = _FENCED.match(text)
     return match.group(1).strip() if match else text
+
+
+def tool_message_payload(message: Message) -> dict[str, Any]:
+    """A message as the chat API takes it, with the assistant's tool calls or the id a tool result answers."""
+    payload: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        payload["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        payload["tool_call_id"] = message.tool_call_id
+    return payload
 
 
 class OpenAILanguageClient:
@@ -89,6 +101,50 @@ class OpenAILanguageClient:
         usage = response.usage
         return Completion(
             text=text,
+            prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+        )
+
+    async def complete_with_tools(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        tool_choice: str = "auto",
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> ToolCompletion:
+        """One chat completion that offers ``tools`` (OpenAI function calling): the reply's text and the calls it asks for."""
+        options = self.options
+        request: dict[str, Any] = {
+            "model": self.config.model,
+            "temperature": options.temperature if options.temperature is not None else temperature,
+            "messages": [tool_message_payload(m) for m in messages],
+        }
+        if tools:
+            request["tools"] = [tool.to_openai() for tool in tools]
+            request["tool_choice"] = tool_choice
+        limit = max_tokens if max_tokens is not None else options.max_tokens
+        if limit is not None:
+            request[options.max_tokens_param] = limit
+        if options.extra_body:
+            request["extra_body"] = dict(options.extra_body)
+
+        async def create(client: openai.AsyncOpenAI) -> Any:
+            response = await client.chat.completions.create(**request)
+            return require_fields(response, ChatCompletion, ("choices",))
+
+        response = await self.connection.call("chat completion with tools", create)
+        message = response.choices[0].message if response.choices else None
+        calls = tuple(
+            ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments or "")
+            for call in ((message.tool_calls or []) if message is not None else [])
+            if getattr(call, "function", None) is not None
+        )
+        usage = response.usage
+        return ToolCompletion(
+            text=(message.content or "") if message is not None else "",
+            tool_calls=calls,
             prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
             completion_tokens=(usage.completion_tokens or 0) if usage else 0,
         )

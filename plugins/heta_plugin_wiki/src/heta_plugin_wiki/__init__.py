@@ -1,0 +1,1 @@
+"""heta-plugin-wiki (being written)."""
