@@ -40,6 +40,11 @@ Answering a request, in this order
     client timeout to test time-outs, or to make requests overlap). A responder
     that raises answers ``500`` and the error text is kept in ``server.errors``.
 
+    A ``StreamReply`` (queued or returned by a responder) answers as Server-Sent Events,
+    piece by piece: ``chat_stream_reply(["Fle", "ming"], fail_after=, drop_after=, interval=)``
+    is a streamed chat completion, whole or failing mid-answer; ``reply.cut`` is set when the
+    client hung up before the end.
+
 What is recorded
     ``server.requests``: every ``RecordedRequest`` (``method``, ``path``, ``query``,
     ``headers`` with lower-case names, raw ``body`` bytes and parsed ``json``, or
@@ -90,7 +95,9 @@ __all__ = [
     "Reply",
     "Responder",
     "ScriptedServer",
+    "StreamReply",
     "chat_completion_body",
+    "chat_stream_reply",
     "chat_tool_calls_body",
     "embeddings_body",
     "last_user_message",
@@ -122,6 +129,33 @@ class Reply:
         return json.dumps(self.body).encode("utf-8"), "application/json"
 
 
+@attrs.frozen(eq=False)
+class StreamReply:
+    """A scripted answer sent piece by piece as Server-Sent Events (``text/event-stream``), the way a model
+    server streams: each of ``events`` is one ``data:`` line (a dict or list as JSON, a ``str`` as it is),
+    ``interval`` seconds apart, then ``data: [DONE]`` (``end="done"``) or nothing, the connection simply
+    closed (``end="drop"``: a server that died mid-answer). ``chat_stream_reply`` builds OpenAI's chunks.
+
+    What happened to it is kept on the reply itself: ``sent`` counts the events written, and ``cut`` is set
+    when the client went away before the end (a write failed), so a test can wait on it, not sleep."""
+
+    events: Sequence[Any]
+    end: str = attrs.field(default="done", validator=attrs.validators.in_(("done", "drop")))
+    status: int = 200
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    delay: float = 0.0
+    interval: float = 0.0
+    sent: list[int] = attrs.field(factory=list, repr=False)  # one entry per event written
+    cut: threading.Event = attrs.field(factory=threading.Event, repr=False)
+
+    def lines(self) -> Iterator[bytes]:
+        for event in self.events:
+            data = event if isinstance(event, str) else json.dumps(event)
+            yield f"data: {data}\n\n".encode()
+        if self.end == "done":
+            yield b"data: [DONE]\n\n"
+
+
 @attrs.frozen
 class RecordedRequest:
     """A request the server received."""
@@ -137,7 +171,7 @@ class RecordedRequest:
         return self.headers.get(name.lower(), default)
 
 
-Responder = Callable[[RecordedRequest], "Reply | Mapping[str, Any] | Sequence[Any] | None"]
+Responder = Callable[[RecordedRequest], "Reply | StreamReply | Mapping[str, Any] | Sequence[Any] | None"]
 
 
 class ScriptedServer:
@@ -147,7 +181,7 @@ class ScriptedServer:
         self.prefix = "/" + prefix.strip("/") if prefix.strip("/") else ""
         self.fallback = fallback
         self._lock = threading.Lock()
-        self._queues: dict[str, deque[Reply]] = {}
+        self._queues: dict[str, deque[Reply | StreamReply]] = {}
         self._responders: dict[str, Responder] = {}
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -217,7 +251,7 @@ class ScriptedServer:
     def enqueue(
         self,
         path: str,
-        reply: Reply | None = None,
+        reply: Reply | StreamReply | None = None,
         *,
         status: int = 200,
         body: Any = None,
@@ -282,7 +316,7 @@ class ScriptedServer:
         with self._lock:
             self.in_flight -= 1
 
-    def _answer(self, request: RecordedRequest) -> Reply:
+    def _answer(self, request: RecordedRequest) -> Reply | StreamReply:
         with self._lock:
             queue = self._queues.get(request.path)
             if queue:
@@ -299,7 +333,7 @@ class ScriptedServer:
                 return Reply(status=500, body=openai_error_body(f"responder failed: {exc}", type="server_error"))
             if answer is None:
                 continue
-            return answer if isinstance(answer, Reply) else Reply(body=answer)
+            return answer if isinstance(answer, Reply | StreamReply) else Reply(body=answer)
         with self._lock:
             self.unanswered.append(request)
         return Reply(status=404, body=openai_error_body(f"no scripted response for {request.method} {request.path}", type="not_found"))
@@ -351,6 +385,11 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             try:
                 reply = server._answer(request)
                 server._sleep(reply.delay)
+                if isinstance(reply, StreamReply):
+                    server._leave()
+                    left = True
+                    self._stream(reply)
+                    return
                 payload, content_type = reply.encoded()
                 # Leave before the first byte goes out: once the client has its answer it may read
                 # in_flight at once, and must never see this request still counted.
@@ -368,6 +407,21 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             finally:
                 if not left:
                     server._leave()
+
+        def _stream(self, reply: StreamReply) -> None:
+            self.send_response(reply.status)
+            for name, value in {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", **reply.headers}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            try:
+                for index, line in enumerate(reply.lines()):
+                    if index:
+                        server._sleep(reply.interval)
+                    self.wfile.write(line)
+                    self.wfile.flush()
+                    reply.sent.append(index)
+            except (TimeoutError, BrokenPipeError, ConnectionResetError):
+                reply.cut.set()  # the client closed the stream before its end
 
         def _read_body(self) -> bytes:
             if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
@@ -451,6 +505,47 @@ def chat_tool_calls_body(
 def tool_messages(request: RecordedRequest) -> list[dict[str, Any]]:
     """The ``tool`` messages (results of earlier tool calls) a chat-completions request carries, in order."""
     return [m for m in ((request.json or {}).get("messages") or []) if m.get("role") == "tool"]
+
+
+def chat_stream_reply(
+    pieces: Sequence[str],
+    *,
+    prompt_tokens: int = 10,
+    completion_tokens: int | None = None,
+    model: str = "test-model",
+    fail_after: int | None = None,
+    drop_after: int | None = None,
+    interval: float = 0.0,
+    delay: float = 0.0,
+) -> StreamReply:
+    """An OpenAI streamed ``/chat/completions`` answer (``chat.completion.chunk`` events): the role, one chunk
+    per piece of ``pieces``, a last chunk with ``finish_reason`` "stop", and a usage chunk (``choices`` empty;
+    ``completion_tokens`` defaults to the number of pieces).
+
+    ``fail_after=n``: after n pieces an error event (``{"error": {...}}``, what OpenAI and vLLM send when
+    generation fails) instead of the rest. ``drop_after=n``: after n pieces the connection closes with no
+    finish and no ``[DONE]``."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+
+    events: list[Any] = [chunk({"role": "assistant", "content": ""})]
+    cut = fail_after if fail_after is not None else drop_after
+    for index, piece in enumerate(pieces):
+        if cut is not None and index == cut:
+            break
+        events.append(chunk({"content": piece}))
+    if fail_after is not None:
+        events.append(openai_error_body("the model failed mid-answer", type="server_error"))
+        return StreamReply(events, end="drop", interval=interval, delay=delay)
+    if drop_after is not None:
+        return StreamReply(events, end="drop", interval=interval, delay=delay)
+    completion = len(pieces) if completion_tokens is None else completion_tokens
+    events.append(chunk({}, "stop"))
+    events.append({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model, "choices": [],
+                   "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion, "total_tokens": prompt_tokens + completion}})
+    return StreamReply(events, interval=interval, delay=delay)
 
 
 def embeddings_body(vectors: Sequence[Sequence[float]], *, model: str = "test-embedding", prompt_tokens: int = 0) -> dict[str, Any]:

@@ -10,11 +10,14 @@ in a fresh ``asyncio.run`` loop, and an httpx pool or a semaphore must not cross
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+import anyio
+import httpx
 import openai
 from heta_framework.common.models import EmbeddingModel, LanguageModel
 from heta_framework.common.remote import MalformedResponseError, RetryAfterGate, describe_body, is_retryable_status
@@ -123,6 +126,47 @@ class OpenAIConnection:
         except (openai.OpenAIError, MalformedResponseError) as exc:
             # ``from None``: the client's exception text is replaced by a redacted one that says what to do.
             raise self._translate(what, exc) from None
+
+    @contextlib.asynccontextmanager
+    async def streaming(self, what: str, request: Callable[[openai.AsyncOpenAI], Awaitable[Any]]) -> AsyncIterator[Any]:
+        """``request(client)`` opens a stream (``stream=True``); the stream is handed out to be read, then closed.
+
+        The concurrency slot is held until the stream is closed (a stream is a call in flight), and retries
+        cover opening it only: once pieces have gone to the caller a failure is final. A failure while
+        reading raises ModelError like ``call``; a caller that stops reading (a cancelled task) closes the
+        HTTP response, so the server stops generating.
+        """
+        client, limiter = self._client()
+        gate = RetryAfterGate(self.options.max_retry_after)
+
+        async def attempt() -> Any:
+            await gate.wait()
+            try:
+                return await request(client)
+            except Exception as exc:
+                gate.note(response_headers(exc))
+                raise
+
+        async with limiter:
+            try:
+                stream = await call_with_retries(
+                    attempt, policy=self.options.retry_policy(), is_retryable=is_retryable, describe=f"{what} for {self.config.model_name}",
+                )
+            except (openai.OpenAIError, MalformedResponseError) as exc:
+                raise self._translate(what, exc) from None
+            try:
+                yield stream
+            except openai.OpenAIError as exc:
+                raise self._translate(what, exc) from None
+            except (httpx.HTTPError, json.JSONDecodeError) as exc:  # the connection broke off or a piece was not JSON
+                error = ModelError(
+                    f"{self.where} broke off {what} for {self.config.model_name} mid-answer ({type(exc).__name__}); "
+                    "the pieces before it were kept. Check the server's health and logs."
+                )
+                raise error from None
+            finally:
+                with anyio.CancelScope(shield=True):  # even when the reader was cancelled: free the connection now
+                    await stream.close()
 
     def _translate(self, what: str, exc: openai.OpenAIError | MalformedResponseError) -> ModelError:
         attempts = self.options.max_attempts if is_retryable(exc) else 1

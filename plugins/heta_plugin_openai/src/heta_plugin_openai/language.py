@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import openai
+from heta_framework.common.model_streaming import CompletionDelta
 from heta_framework.common.models import Completion, LanguageModel, Message, ToolCall, ToolCompletion, ToolSpec
 from openai.types.chat import ChatCompletion
 
 from heta_plugin_openai.connection import OpenAIConnection, require_fields
 from heta_plugin_openai.options import OpenAIOptions
+from heta_plugin_openai.streaming import stream_chat
 
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 _FENCED = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
@@ -177,6 +179,12 @@ class OpenAILanguageClient:
             prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
             completion_tokens=(usage.completion_tokens or 0) if usage else 0,
         )
+
+    def stream(
+        self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int | None = None,
+    ) -> AsyncIterator[CompletionDelta]:
+        """The answer piece by piece (``stream_completion`` in core calls this); plain text, no JSON schema."""
+        return stream_chat(self.connection, self.options, self.config.model, messages, temperature=temperature, max_tokens=max_tokens)
 
     async def aclose(self) -> None:
         await self.connection.aclose()
