@@ -175,3 +175,69 @@ def kb_copy(built_kb, tmp_path) -> Path:
     target = tmp_path / "kb"
     shutil.copytree(built_kb, target)
     return target
+
+
+# --- a knowledge base with a language model: the scripted OpenAI-compatible server answers ----------------
+
+#: readable by group:lab only; its words must never reach an outsider's results, answer or model prompt
+LAB_NOTE = SourceDocument(
+    id="lab-note", name="lab-note.md", access=["group:lab"],
+    text="# Lab note\n\nThe secret formula for penicillin broth is corn steep liquor and lactose, kept at the Peoria lab.",
+)
+#: callers of the assistant tests: a reader outside the lab, a reader in it, a writer in it
+ASSISTANT_PEOPLE = {
+    "outsider": {"principal": "outsider", "kbs": ["*"], "rights": ["read"]},
+    "chemist": {"principal": "chemist", "groups": ["group:lab"], "kbs": ["*"], "rights": ["read"]},
+    "editor": {"principal": "editor", "groups": ["group:lab"], "kbs": ["*"], "rights": ["write"]},
+}
+
+
+@pytest.fixture(scope="session")
+def model_server() -> Iterator:
+    """The scripted OpenAI-compatible server every assistant test's language model talks to (reset per test)."""
+    from heta_framework.testing.http import ScriptedServer
+
+    with ScriptedServer() as server:
+        yield server
+
+
+@pytest.fixture
+def scripted_model(model_server):
+    model_server.reset()
+    yield model_server
+
+
+@pytest.fixture(scope="session")
+def answer_kb(tmp_path_factory, model_server) -> Path:
+    """Full text only (fast to build), with ``models.language`` at the scripted server, and the lab note restricted."""
+    from heta_framework.common.models import LanguageModel
+    from heta_plugin_fulltext import IndexFullText
+
+    path = tmp_path_factory.mktemp("assistant") / "kb"
+    language = LanguageModel(model_name="openai/test-model", base_url=model_server.base_url, api_key="sk-test-ASSISTANT-91c2e7",
+                             options={"retry_initial_delay": 0.01, "retry_max_delay": 0.05, "timeout": 10, "max_attempts": 2})
+    recipe = Recipe(models=KnowledgeModels(language=language), steps=[ParseDocuments(), SplitDocuments(), IndexFullText()])
+    kb = KnowledgeBase.create(path, recipe, registry=PluginRegistry.from_entry_points(strict=True))
+    kb.sync.build([*DOCUMENTS, LAB_NOTE])
+    kb.close()
+    return path
+
+
+def assistant_tokens() -> tuple:
+    """(the ``TokenTable``, {name: request headers}, {name: raw token}) for ``ASSISTANT_PEOPLE``."""
+    import secrets
+
+    from heta_server.tokens import parse_tokens, token_hash
+
+    raw = {name: f"tok-{name}-{secrets.token_hex(16)}" for name in ASSISTANT_PEOPLE}
+    table = parse_tokens({"tokens": [{"sha256": token_hash(raw[name]), **entry} for name, entry in ASSISTANT_PEOPLE.items()]})
+    return table, {name: {"Authorization": f"Bearer {token}"} for name, token in raw.items()}, raw
+
+
+@pytest.fixture(scope="session")
+def assistant_served(answer_kb) -> Iterator:
+    """``(RunningServer, headers, raw tokens)``: the answer knowledge base behind the assistant tokens (read-only)."""
+    table, headers, raw = assistant_tokens()
+    running = start_server(answer_kb, ServerConfig(tokens=table))
+    yield running, headers, raw
+    running.stop()

@@ -9,6 +9,7 @@ endpoints below at definition time, and they name functions local to ``api_route
 
 import asyncio
 import json
+import time
 from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Annotated, Any
@@ -28,6 +29,7 @@ from heta_server.errors import ApiError
 from heta_server.jobs import Job
 from heta_server.memory_engine import MODE as MEMORY_MODE
 from heta_server.metadata import document_metadata
+from heta_server.query_stream import query_event_stream
 from heta_server.schemas import AccessBody, AddDocumentsBody, QueryBody, RemoveDocumentsBody, SearchBody
 from heta_server.tenants import Call
 
@@ -56,11 +58,24 @@ def api_routes(resolve: Callable[..., Call], *, audit_reads: bool) -> APIRouter:
 
     @router.post("/query")
     async def query(body: QueryBody, call: Reader) -> Response:
+        if body.stream:
+            return await _streamed_query(body, call)
         options = {**body.options, **({"answer": True} if body.answer else {})}
         response = await call.kb.query(body.text, mode=body.mode, top_k=body.top_k, filters=body.filters, options=options,
                                        trace=body.trace, principals=call.caller.principals)
         read(call, "query", mode=response.metadata.get("mode"), documents=_document_ids(response.results))
         return _json(response.to_dict())
+
+    async def _streamed_query(body: QueryBody, call: Call) -> Response:
+        # the answer is written by the stream, piece by piece: the query itself only retrieves
+        options = {name: value for name, value in body.options.items() if name != "answer"}
+        started = time.perf_counter()
+        response = await call.kb.query(body.text, mode=body.mode, top_k=body.top_k, filters=body.filters, options=options,
+                                       trace=body.trace, principals=call.caller.principals)
+        retrieval_ms = (time.perf_counter() - started) * 1000
+        read(call, "query", mode=response.metadata.get("mode"), documents=_document_ids(response.results))
+        wanted = body.answer or bool(body.options.get("answer"))
+        return query_event_stream(call.kb, body.text, response, wanted=wanted, retrieval_ms=retrieval_ms, started=started)
 
     @router.post("/search")
     async def search(body: SearchBody, call: Reader) -> Response:

@@ -23,6 +23,10 @@ class QueryBody(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     trace: bool = False
     answer: bool = Field(default=False, description="write a grounded answer with citations (needs models.language)")
+    stream: bool = Field(
+        default=False,
+        description="answer as Server-Sent Events: results, then the answer's tokens as the model writes them, then a done (or error) event",
+    )
 
 
 class SearchBody(BaseModel):
