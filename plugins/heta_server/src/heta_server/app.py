@@ -23,6 +23,7 @@ from fastapi.responses import HTMLResponse, Response
 from heta_framework.kb import KnowledgeBase
 
 from heta_server.audit_file import attach_audit_log
+from heta_server.chat import chat_routes
 from heta_server.config import DEFAULT_KB, ServerConfig, ServerConfigError, check_kb_names
 from heta_server.errors import ApiError, install_error_handlers
 from heta_server.guard import Guard
@@ -34,6 +35,8 @@ from heta_server.warm import warm_up
 __all__ = ["API", "create_app", "upload_name"]
 
 API = "/api/v1"
+#: the OpenAI-compatible endpoints (``chat.py``)
+OPENAI_API = "/v1"
 
 
 def create_app(
@@ -108,6 +111,8 @@ def create_app(
 
     app.include_router(api_routes(default_kb, audit_reads=config.audit_reads), prefix=API)
     app.include_router(api_routes(named_kb, audit_reads=config.audit_reads), prefix=f"{API}/kbs/{{kb_name}}")
+    # chat front-ends (Open WebUI, any OpenAI client) take a base URL ending in /v1
+    app.include_router(chat_routes(tenants, audit_reads=config.audit_reads), prefix=OPENAI_API)
     return app
 
 
