@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
-from heta_framework.kb.graph_store import StoredEntity, StoredRelation
+from heta_framework.kb.graph_store import StoredChunk, StoredEntity, StoredRelation
+from heta_framework.kb.search import QueryRequest
+from heta_plugin_graph.visibility import FactVisibility
 from heta_plugin_graphrag.communities import Community
 from heta_plugin_hirag import bridges, summaries
+from heta_plugin_hirag.engines import HiRagLocalQueryEngine
 from heta_plugin_hirag.hierarchy import Hierarchy, Layer, LayerSettings, Node, plan_layer
 from heta_plugin_hirag.kmeans import kmeans
 from heta_plugin_hirag.layered import LayeredGraph
+from heta_plugin_hirag.options import HiRagOptions
 
 SETTINGS = LayerSettings(cluster_size=4)
 
@@ -137,3 +141,26 @@ def test_bridges_are_shortest_paths_to_the_nearest_communities_and_rest_on_every
     assert change.sources_kept == 2 and change.sources_recomputed == 1
     assert change.data["bridges"]["c1"] == data["bridges"]["c1"] and change.data["bridges"]["c2"] == data["bridges"]["c2"]
     assert change.data["bridges"]["c3"]["c2"]["nodes"] == ["h", "g", "f", "e"]
+
+
+class _Chunks:
+    """Only what the sources read of a graph store: chunk texts by id."""
+
+    def get_chunks(self, ids):
+        return {i: StoredChunk(id=i, document_id=f"doc-{i}", text=f"text of {i}") for i in ids}
+
+
+def test_sources_rank_a_chunk_by_all_the_chosen_entities_it_supports():
+    # upstream takes chunks entity by entity; a short generic name ranked first would put its chunk before
+    # the one that is evidence of three of the query's entities
+    entities = [{"entity_id": "generic", "layer": 0, "score": 0.62}, {"entity_id": "curie", "layer": 0, "score": 0.60},
+                {"entity_id": "nobel", "layer": 0, "score": 0.58}, {"entity_id": "radium", "layer": 0, "score": 0.41},
+                {"entity_id": "hirag-summary:x", "layer": 1, "score": 0.9}]
+    evidence = {"generic": [("c-hub", "doc-c-hub", "")], "curie": [("c-gold", "d", ""), ("c-hub", "d", "")],
+                "nobel": [("c-gold", "d", ""), ("c-gold", "d", "")], "radium": [("c-gold", "d", ""), ("c-other", "d", "")]}
+    engine = HiRagLocalQueryEngine()
+    results = engine._sources(_Chunks(), entities, evidence, ["c-report", "c-gold"], FactVisibility(),
+                              QueryRequest(text="q", mode=engine.mode, top_k=10), HiRagOptions())
+    assert [r.id for r in results] == ["c-gold", "c-hub", "c-other", "c-report"]  # the report's chunk after every entity's
+    assert [r.metadata["supports"] for r in results] == [3, 2, 1, 0]
+    assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)

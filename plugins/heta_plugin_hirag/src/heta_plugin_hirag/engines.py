@@ -332,14 +332,18 @@ class HiRagEngine:
 
     def _sources(self, graph: Any, entities: Sequence[Mapping[str, Any]], evidence: Mapping[str, list[tuple[str, str, str]]],
                  extra: Sequence[str], visible: FactVisibility, request: QueryRequest, options: HiRagOptions) -> list[QueryResult]:
-        rank = {e["entity_id"]: i for i, e in enumerate(entities) if e["layer"] == 0}
-        support = Counter(row[0] for entity_id in rank for row in evidence.get(entity_id, ()))
-        first: dict[str, int] = {}
-        for entity_id, position in rank.items():
-            for row in evidence.get(entity_id, ()):
-                first.setdefault(row[0], position)
-        order = sorted(first, key=lambda c: (first[c], -support[c], c))  # HiRAG: by entity, then by how many it supports
-        order += [c for c in dict.fromkeys(extra) if c not in first]
+        similarity = {e["entity_id"]: float(e["score"]) for e in entities if e["layer"] == 0}
+        support: Counter[str] = Counter()
+        weight: dict[str, float] = {}
+        for entity_id, score in similarity.items():
+            for chunk_id in {row[0] for row in evidence.get(entity_id, ())}:
+                support[chunk_id] += 1
+                weight[chunk_id] = weight.get(chunk_id, 0.0) + max(score, 0.0)
+        # a chunk ranks by the similarity of all the chosen entities it is evidence of, summed: upstream HiRAG
+        # takes chunks entity by entity, so one short generic name ranked first put all its chunks before the
+        # chunk that supports five of the query's entities (bench/results/hierarchical.md)
+        order = sorted(weight, key=lambda c: (-round(weight[c], 6), -support[c], c))
+        order += [c for c in dict.fromkeys(extra) if c not in weight]
         results: list[QueryResult] = []
         used = 0
         for start in range(0, len(order), CHUNK_BATCH):
