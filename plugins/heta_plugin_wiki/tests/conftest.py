@@ -20,7 +20,8 @@ import heta_plugin_wiki  # noqa: E402
 from heta_framework.kb import KnowledgeBase, KnowledgeModels  # noqa: E402
 from heta_framework.testing import make_registry  # noqa: E402
 from heta_framework.testing.http import ScriptedServer  # noqa: E402
-from heta_plugin_graph.testing import DOCUMENTS, graph_recipe, local_model, offline_models, scripted_language_models  # noqa: E402, F401
+from heta_plugin_graph.testing import DOCUMENTS, local_model, offline_models, scripted_language_models  # noqa: E402, F401
+from heta_plugin_wiki.testing import recipe  # noqa: E402
 
 import heta_plugin_graph  # noqa: E402
 import heta_plugin_vector  # noqa: E402
@@ -28,10 +29,6 @@ import heta_plugin_vector  # noqa: E402
 
 def plugins() -> tuple:
     return (heta_plugin_vector, heta_plugin_local, heta_plugin_graph, heta_plugin_openai, heta_plugin_wiki)
-
-
-def recipe(models: KnowledgeModels, *more_steps):
-    return graph_recipe(models, *more_steps)
 
 
 @pytest.fixture(scope="session")
@@ -66,10 +63,10 @@ def agent_kb(built_path, wiki_registry, server) -> Iterator[KnowledgeBase]:
 def kb_copy(built_path, wiki_registry, tmp_path):
     opened: list[KnowledgeBase] = []
 
-    def make(models: KnowledgeModels | None = None, *more_steps) -> KnowledgeBase:
+    def make(models: KnowledgeModels | None = None, **wiki_options) -> KnowledgeBase:
         path = tmp_path / f"kb{len(opened)}"
         shutil.copytree(built_path, path)
-        kb = KnowledgeBase(path, recipe(models or offline_models(), *more_steps), wiki_registry)
+        kb = KnowledgeBase(path, recipe(models or offline_models(), **wiki_options), wiki_registry)
         opened.append(kb)
         return kb
 

@@ -12,7 +12,21 @@ from typing import Any
 
 from heta_framework.testing.http import RecordedRequest, Reply, chat_completion_body, chat_tool_calls_body, tool_messages
 
-__all__ = ["PlanModel", "is_synthesis", "shown_results", "tool_turns"]
+__all__ = ["PlanModel", "is_synthesis", "recipe", "shown_results", "tool_turns", "wiki_steps"]
+
+
+def wiki_steps(**options: Any) -> tuple:
+    from heta_plugin_wiki.wiki.steps import BuildWikiPages, IndexWikiPages, SplitWikiPages
+
+    return (BuildWikiPages(**options), SplitWikiPages(), IndexWikiPages())
+
+
+def recipe(models: Any, *more_steps: Any, **wiki_options: Any) -> Any:
+    """The graph plugin's small recipe (parse, split, vectors, the nlp graph) with the three wiki steps after it
+    (needs heta-plugin-graph and heta-plugin-vector, the test extra)."""
+    from heta_plugin_graph.testing import graph_recipe
+
+    return graph_recipe(models, *wiki_steps(**wiki_options), *more_steps)
 
 Plan = Sequence[Sequence[tuple[str, Any]] | Callable[[RecordedRequest], Sequence[tuple[str, Any]]]]
 

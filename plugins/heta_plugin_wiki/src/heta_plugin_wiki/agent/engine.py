@@ -113,4 +113,22 @@ class AgentSearchEngine(ToolSearchEngine):
         return kb_tools(request, context, options, ledger)
 
 
-__all__ = ["AgentSearchEngine", "ToolSearchEngine", "searchable_modes"]
+class WikiAgentSearchEngine(ToolSearchEngine):
+    """``wiki_agent_search``: the model reads the wiki index, searches the wiki, reads pages and their raw sources."""
+
+    mode = "wiki_agent_search"
+    required_assets = frozenset({SearchAssetRef("wiki_sections")})
+    system_prompt = (
+        "You answer questions from a wiki written from the knowledge base's documents. Read the wiki index, search the "
+        "wiki, read the pages that look relevant and, when a page is not precise enough, its raw source. Call several "
+        "tools in one turn when they are independent; never repeat a call. When you know enough, stop calling tools "
+        "and reply with a short note of what you found."
+    )
+
+    def tools(self, request: QueryRequest, context: QueryContext, options: AgentOptions, ledger: Ledger) -> list[Tool]:
+        from heta_plugin_wiki.wiki_tools import wiki_tools
+
+        return wiki_tools(request, context, options, ledger)
+
+
+__all__ = ["AgentSearchEngine", "ToolSearchEngine", "WikiAgentSearchEngine", "searchable_modes"]
