@@ -159,3 +159,15 @@ def test_the_cli_builds_with_access_queries_as_principals_and_changes_lists(tmp_
     refused = runner.invoke(cli, ["--kb", kb, "query", "holiday", "--as", " spaced"])
     assert refused.exit_code != 0 and "Invalid principal" in refused.output and "Traceback" not in refused.output
     assert runner.invoke(cli, ["--kb", kb, "build", "--access", "x"]).exit_code == 2  # --access needs paths
+
+
+def test_matches_filters_takes_scalars_lists_and_a_scopes_set():
+    from heta_framework.contracts.access import VisibleDocuments
+    from heta_framework.contracts.query_input import matches_filters
+
+    visible = VisibleDocuments({"a", "b"})
+    assert matches_filters({"document_id": "a", "lang": "en"}, {"document_id": visible, "lang": ["en", "fr"]})
+    assert not matches_filters({"document_id": "c"}, {"document_id": visible})
+    assert not matches_filters({"document_id": ["a"]}, {"document_id": visible})  # unhashable: in no set, no TypeError
+    assert not matches_filters({}, {"document_id": visible}) and matches_filters({"page": 2}, {"page": 2})
+    assert not matches_filters({"lang": "de"}, {"lang": ("en", "fr")})

@@ -88,6 +88,18 @@ def test_large_filtered_sets_use_the_index_selector_with_the_same_answer(tmp_pat
     assert len({h.id for h in a} & {h.id for h in b}) >= 8  # approximate indexes may differ a little
 
 
+def test_a_large_filter_on_a_flat_index_is_exact_through_its_kept_selector(tmp_path, clustered):
+    # a caller's readable documents: more ids than LARGE_FILTER, fewer records than filter_exact_limit
+    vectors = clustered(2000)
+    collection = FaissVectorStore.open(None, tmp_path).collection("chunks", dimension=32)
+    _fill(collection, vectors)
+    readable = frozenset({"doc1", "doc2", *(f"elsewhere-{i}" for i in range(100))})
+    mask = np.array([i % 4 in (1, 2) for i in range(2000)])
+    for query in (vectors[5], vectors[6], vectors[5]):  # the second and third reuse the kept selector
+        hits = collection.search(query, 10, {"document_id": readable})[0]
+        assert [h.id for h in hits] == _exact_top(vectors, query, 10, mask)
+
+
 def test_delete_where_returns_the_removed_ids(tmp_path, clustered):
     collection = FaissVectorStore.open(None, tmp_path).collection("chunks", dimension=32)
     _fill(collection, clustered(40))

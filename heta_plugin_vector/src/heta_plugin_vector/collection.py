@@ -161,7 +161,10 @@ class FaissCollection:
                 allowed, selector = self._allowed_keys(filters)
                 if not len(allowed):
                     return [[] for _ in range(len(queries))]
-                if len(allowed) <= self._config.filter_exact_limit:
+                # a flat index with a kept selector scans once and skips the rest: cheaper than rebuilding
+                # thousands of vectors per query, and as exact; an approximate index keeps the exact path
+                # for a small set, which its graph or lists would search poorly
+                if len(allowed) <= self._config.filter_exact_limit and not (selector is not None and self.index_kind == "flat"):
                     scores, keys = self._exact_among(queries, allowed, top_k)
                 else:
                     scores, keys = self._index_search(queries, top_k, selector or faiss.IDSelectorBatch(allowed))

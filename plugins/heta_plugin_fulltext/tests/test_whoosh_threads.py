@@ -39,3 +39,18 @@ def test_concurrent_searches_match_sequential_ones_and_see_every_commit(tmp_path
         store.upsert([Chunk(id="new#0", document_id="new", text="glacier glacier glacier", index=0, start=0, end=23)])
         assert all(results[0][0] == "new#0" for results in pool.map(lambda word: ranking(store, word), ["glacier"] * 16))
     store.close()
+
+
+def test_a_scopes_large_document_set_filters_exactly_and_follows_commits(tmp_path):
+    from heta_plugin_fulltext.records import filter_groups
+
+    store = WhooshTextIndex.open(WhooshStoreConfig(), tmp_path)
+    store.upsert([chunk(n) for n in range(200)])
+    readable = frozenset({"d1", "d3", *(f"unknown-{i}" for i in range(100))})  # a scope's set: larger than LARGE_GROUP
+    assert filter_groups({"document_id": readable})[0] is filter_groups({"document_id": readable})[0]  # made once
+    for word in WORDS[:3]:
+        hits = store.search(word, 50, {"document_id": readable})
+        everything = [(c.id, s) for c, s in store.search(word, 200) if c.document_id in {"d1", "d3"}]
+        assert [(c.id, s) for c, s in hits] == everything[:50] and hits
+    store.upsert([Chunk(id="d3#new", document_id="d3", text="fox fox fox fox", index=0, start=0, end=15)])
+    assert store.search("fox", 1, {"document_id": readable})[0][0].id == "d3#new"  # the kept selection is per commit

@@ -61,8 +61,14 @@ def matches_filters(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> 
     engine that filters results it assembled itself (graph evidence, report chunks).
     """
     for key, wanted in filters.items():
-        allowed = list(wanted) if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
-        if metadata.get(key) not in allowed:
+        value = metadata.get(key)
+        if isinstance(wanted, (set, frozenset)):  # an access scope's thousands of ids: a lookup, never a copy per row
+            try:
+                if value not in wanted:
+                    return False
+            except TypeError:  # an unhashable value (a list in metadata) is in no set of scalars
+                return False
+        elif value not in (wanted if isinstance(wanted, (list, tuple)) else (wanted,)):
             return False
     return True
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from heta_framework.kb.documents import Chunk
@@ -68,10 +70,37 @@ def filter_terms(chunk: Chunk) -> Iterator[str]:
             yield filter_term(key, value)
 
 
-def filter_groups(filters: Mapping[str, Any] | None) -> list[list[str]]:
-    """One list of alternative terms per filter key (all keys must match; any value of a list)."""
-    groups = []
+def filter_groups(filters: Mapping[str, Any] | None) -> list[Collection[str]]:
+    """One collection of alternative terms per filter key (all keys must match; any value of a list).
+
+    A set value (a caller's readable documents: one frozenset per access scope, thousands of ids) gives
+    the same frozenset of terms every time, made once: a store keys what it selects by it at no cost.
+    """
+    groups: list[Collection[str]] = []
     for key, value in (filters or {}).items():
-        values = list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
+        if isinstance(value, frozenset):
+            groups.append(_term_set(str(key), value))
+            continue
+        values = list(value) if isinstance(value, (list, tuple, set)) else [value]
         groups.append([filter_term(str(key), item) for item in values])
     return groups
+
+
+#: (key, a filter's frozenset) -> its terms; a frozenset keeps its hash, so a scope's set is found by identity
+_TERM_SETS: OrderedDict[tuple[str, frozenset[Any]], frozenset[str]] = OrderedDict()
+_TERM_SETS_KEPT = 16
+_TERM_SETS_LOCK = threading.Lock()
+
+
+def _term_set(key: str, values: frozenset[Any]) -> frozenset[str]:
+    with _TERM_SETS_LOCK:
+        terms = _TERM_SETS.get((key, values))
+        if terms is not None:
+            _TERM_SETS.move_to_end((key, values))
+            return terms
+    terms = frozenset(filter_term(key, item) for item in values)
+    with _TERM_SETS_LOCK:
+        _TERM_SETS[(key, values)] = terms
+        while len(_TERM_SETS) > _TERM_SETS_KEPT:
+            _TERM_SETS.popitem(last=False)
+    return terms

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +105,7 @@ class HelperSearches:
         # a store dropped without close() must not leave processes behind
         self._finalizer = weakref.finalize(self, _stop_all, self._helpers)
 
-    def search(self, generation: int, terms: Sequence[str], groups: Sequence[Sequence[str]], top_k: int) -> list[HitRow] | None:
+    def search(self, generation: int, terms: Sequence[str], groups: Sequence[Collection[str]], top_k: int) -> list[HitRow] | None:
         """Hits from a free helper, or None when none is free (still starting, all busy, or gone)."""
         self._start_once()
         for helper in list(self._helpers):

@@ -154,7 +154,7 @@ class TantivyTextIndex:
         groups = filter_groups(filters)
         if groups:
             # constant zero scores: filters decide what matches, never the order
-            restrictions = [(Occur.Must, Query.const_score_query(Query.term_set_query(self._schema, "filters", g), 0.0)) for g in groups]
+            restrictions = [(Occur.Must, Query.const_score_query(Query.term_set_query(self._schema, "filters", list(g)), 0.0)) for g in groups]
             query = Query.boolean_query([(Occur.Must, query), *restrictions])
         # a searcher is a snapshot of the committed segments that threads may share: a commit meanwhile
         # cannot change it, so concurrent queries run in tantivy side by side

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from whoosh import query as q
@@ -44,7 +44,7 @@ _SELECTED_KEPT = 8
 _SELECTED_LOCK = threading.Lock()
 
 
-def search_rows(searcher: Any, terms: Sequence[str], groups: Sequence[Sequence[str]], top_k: int) -> list[HitRow]:
+def search_rows(searcher: Any, terms: Sequence[str], groups: Sequence[Collection[str]], top_k: int) -> list[HitRow]:
     """The best ``top_k`` chunks holding any of ``terms`` and passing every filter group, as plain rows."""
     query = q.Or([q.Term("body", term) for term in terms])
     return [
@@ -54,21 +54,25 @@ def search_rows(searcher: Any, terms: Sequence[str], groups: Sequence[Sequence[s
     ]
 
 
-def _restriction(searcher: Any, groups: Sequence[Sequence[str]]) -> Any:
+def _restriction_query(groups: Sequence[Collection[str]]) -> Any:
+    return q.And([q.Or([q.Term("filters", term) for term in sorted(group)]) for group in groups])
+
+
+def _restriction(searcher: Any, groups: Sequence[Collection[str]]) -> Any:
     """The filter for ``groups``: a query, or for large groups the documents they select on this searcher."""
     if not groups:
         return None
-    restrict = q.And([q.Or([q.Term("filters", term) for term in group]) for group in groups])
     if all(len(group) <= LARGE_GROUP for group in groups):
-        return restrict
-    key = tuple(frozenset(group) for group in groups)
+        return _restriction_query(groups)
+    # looked up before anything is built: a scope's group is the same frozenset every query (hash kept)
+    key = tuple(group if isinstance(group, frozenset) else frozenset(group) for group in groups)
     with _SELECTED_LOCK:
         kept = _SELECTED.setdefault(searcher, OrderedDict())
         selected = kept.get(key)
         if selected is not None:
             kept.move_to_end(key)
             return selected
-    selected = set(searcher.docs_for_query(restrict))
+    selected = set(searcher.docs_for_query(_restriction_query(groups)))
     with _SELECTED_LOCK:
         kept[key] = selected
         while len(kept) > _SELECTED_KEPT:

@@ -8,7 +8,7 @@ from the index, so the analyzer always comes from ``heta_text_index.json``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +152,7 @@ class WhooshTextIndex:
         rows = self._rows(terms, filter_groups(filters), top_k)
         return [(chunk_from_record(chunk_id, chunk_text, record), score) for chunk_id, chunk_text, record, score in rows]
 
-    def _rows(self, terms: list[str], groups: list[list[str]], top_k: int) -> list[HitRow]:
+    def _rows(self, terms: list[str], groups: list[Collection[str]], top_k: int) -> list[HitRow]:
         if self._helpers is None:
             # no store-wide lock: each thread has its own searcher (Whoosh readers keep file positions)
             return search_rows(self._current_searcher(), terms, groups, top_k)
