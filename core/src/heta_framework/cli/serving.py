@@ -14,6 +14,7 @@ import click
 from heta_framework.cli.output import UserError
 
 MISSING_SERVER = "`heta serve` needs the heta-server distribution: pip install heta-server"
+MISSING_MCP = "`heta mcp` needs the heta-server distribution: pip install heta-server"
 
 
 class _SizeMB(click.ParamType):
@@ -50,11 +51,12 @@ SIZE_MB = _SizeMB()
 @click.option("--cors-origin", "cors_origins", multiple=True, help="Allow browser pages from this origin (CORS); repeat for more. Default: CORS off.")
 @click.option("--max-body-mb", default=1.0, show_default=True, type=SIZE_MB, help="Largest JSON request body.")
 @click.option("--max-upload-mb", default=50.0, show_default=True, type=SIZE_MB, help="Largest uploaded file.")
+@click.option("--mcp-writes", is_flag=True, help="Offer the MCP write tools at /mcp (needs a token; callers need the write right).")
 @click.option("--no-warm", is_flag=True, help="Do not load local models at start-up (the first query loads them).")
 @click.pass_obj
 def serve(obj: dict, host: str, port: int, token_file: str | None, tokens_file: str | None, kb_dirs: tuple[str, ...],
           audit_log: str | None, audit_reads: bool, cors_origins: tuple[str, ...], max_body_mb: float, max_upload_mb: float,
-          no_warm: bool) -> None:
+          mcp_writes: bool, no_warm: bool) -> None:
     """Serve the knowledge base over HTTP (JSON API at /api/v1, search page at /) until Ctrl-C."""
     try:
         from heta_server.config import ServerConfig, parse_kb_dir, read_token
@@ -66,13 +68,30 @@ def serve(obj: dict, host: str, port: int, token_file: str | None, tokens_file: 
         host=host, port=port, token=read_token(token_file), tokens=read_tokens(tokens_file) if tokens_file else None,
         kb_dirs=[parse_kb_dir(text) for text in kb_dirs], audit_log=Path(audit_log) if audit_log else None, audit_reads=audit_reads,
         cors_origins=cors_origins, max_body_bytes=int(max_body_mb * 1_000_000), max_upload_bytes=int(max_upload_mb * 1_000_000),
+        mcp_writes=mcp_writes,
     )
     address = f"http://{host}:{port}/" if port else f"http://{host} on a free port (uvicorn's line below names it)"
 
     def announce() -> None:  # once the server is sure to start: never a "Serving" line before a refusal
-        click.echo(f"Serving {obj['kb']} at {address} (API: /api/v1, schema: /openapi.json). Ctrl-C stops.", err=True)
+        click.echo(f"Serving {obj['kb']} at {address} (API: /api/v1, OpenAI-compatible: /v1, MCP: /mcp, schema: /openapi.json). "
+                   "Ctrl-C stops.", err=True)
 
     run_server(obj["kb"], config, warm=not no_warm, on_start=announce)
 
 
-COMMANDS = (serve,)
+@click.command("mcp")
+@click.option("--as", "principals", multiple=True, metavar="PRINCIPAL",
+              help="Run as this principal (repeat for a user and their groups); without it only public documents are seen.")
+@click.option("--allow-writes", is_flag=True, help="Offer the add_document and remove_document tools (off by default).")
+@click.option("--no-warm", is_flag=True, help="Do not load local models at start-up (the first search loads them).")
+@click.pass_obj
+def mcp(obj: dict, principals: tuple[str, ...], allow_writes: bool, no_warm: bool) -> None:
+    """Serve the knowledge base to an assistant over MCP on stdin/stdout (docs/mcp.md)."""
+    try:
+        from heta_server.mcp_stdio import run_stdio
+    except ImportError:
+        raise UserError(MISSING_MCP) from None
+    run_stdio(obj["kb"], principals=principals, allow_writes=allow_writes, warm=not no_warm)
+
+
+COMMANDS = (serve, mcp)

@@ -27,6 +27,7 @@ from heta_server.chat import chat_routes
 from heta_server.config import DEFAULT_KB, ServerConfig, ServerConfigError, check_kb_names
 from heta_server.errors import ApiError, install_error_handlers
 from heta_server.guard import Guard
+from heta_server.mcp_http import McpEndpoints
 from heta_server.routes import api_routes, upload_name
 from heta_server.tenants import Call, Tenants, caller_of
 from heta_server.tokens import unknown_kbs
@@ -54,6 +55,8 @@ def create_app(
             f"it serves {', '.join(tenants.names)} (--kb is {DEFAULT_KB!r}, --kb-dir NAME=PATH adds more)."
         )
 
+    mcp = McpEndpoints(tenants, host=config.host, writes=config.mcp_writes, audit_reads=config.audit_reads)
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         detach = attach_audit_log(config.audit_log) if config.audit_log is not None else None
@@ -61,7 +64,8 @@ def create_app(
             if warm:
                 for tenant in tenants:
                     await warm_up(tenant.kb)
-            yield
+            async with mcp.running():
+                yield
             for tenant in tenants:
                 await tenant.jobs.wait_idle()  # a build in progress finishes (and commits) before the process exits
         finally:
@@ -113,6 +117,7 @@ def create_app(
     app.include_router(api_routes(named_kb, audit_reads=config.audit_reads), prefix=f"{API}/kbs/{{kb_name}}")
     # chat front-ends (Open WebUI, any OpenAI client) take a base URL ending in /v1
     app.include_router(chat_routes(tenants, audit_reads=config.audit_reads), prefix=OPENAI_API)
+    app.router.routes.extend(mcp.routes())
     return app
 
 

@@ -55,6 +55,8 @@ class ServerConfig:
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
     #: origins allowed by CORS; empty = CORS off (browsers only allow the page the server serves itself)
     cors_origins: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: offer the MCP write tools (add_document, remove_document) at /mcp; needs a token, and the caller's write right
+    mcp_writes: bool = False
 
     def check(self) -> None:
         if not is_loopback(self.host) and not self.token and self.tokens is None:
@@ -70,6 +72,11 @@ class ServerConfig:
         if self.token is not None and len(self.token) < 16:
             raise ServerConfigError("The server token is shorter than 16 characters; use a long random one (e.g. `openssl rand -hex 32`).")
         check_kb_names([name for name, _ in self.kb_dirs])
+        if self.mcp_writes and not self.token and self.tokens is None:
+            raise ServerConfigError(
+                "--mcp-writes needs a token (--token-file, HETA_SERVER_TOKEN or --tokens): MCP write tools are only offered "
+                "to callers a token names, and only those with the write right may use them."
+            )
         if self.audit_reads and self.audit_log is None:
             raise ServerConfigError("--audit-reads needs --audit-log FILE: the file the records go to.")
 
