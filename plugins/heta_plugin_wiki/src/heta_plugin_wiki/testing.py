@@ -12,7 +12,7 @@ from typing import Any
 
 from heta_framework.testing.http import RecordedRequest, Reply, chat_completion_body, chat_tool_calls_body, tool_messages
 
-__all__ = ["PlanModel", "is_synthesis", "recipe", "shown_results", "tool_turns", "wiki_steps"]
+__all__ = ["PlanModel", "is_page_request", "is_synthesis", "page_reply", "recipe", "shown_results", "tool_turns", "wiki_steps"]
 
 
 def wiki_steps(**options: Any) -> tuple:
@@ -31,9 +31,24 @@ def recipe(models: Any, *more_steps: Any, **wiki_options: Any) -> Any:
 Plan = Sequence[Sequence[tuple[str, Any]] | Callable[[RecordedRequest], Sequence[tuple[str, Any]]]]
 
 
+def is_page_request(request: RecordedRequest) -> bool:
+    """``build_wiki_pages`` asking for a page (its JSON schema has ``sections``)."""
+    schema = ((request.json or {}).get("response_format") or {}).get("json_schema", {}).get("schema", {})
+    return "sections" in schema.get("properties", {})
+
+
+def page_reply(request: RecordedRequest) -> Reply:
+    """A page whose title names the document and whose one section is the whole text the model was shown."""
+    text = request.json["messages"][-1]["content"]
+    name, _, body = text.partition("\n\n")
+    page = {"title": f"Page of {name.removeprefix('Document: ')}", "summary": body[:200],
+            "sections": [{"heading": "All of it", "text": body}], "entities": []}
+    return Reply(body=chat_completion_body(json.dumps(page)))
+
+
 def is_synthesis(request: RecordedRequest) -> bool:
     """The synthesis asks for JSON (a response format) and offers no tools; tool turns offer tools."""
-    return "tools" not in (request.json or {})
+    return "tools" not in (request.json or {}) and not is_page_request(request)
 
 
 def shown_results(request: RecordedRequest) -> list[dict[str, Any]]:
