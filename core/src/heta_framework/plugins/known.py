@@ -7,6 +7,7 @@ _GRAPH = "heta-plugin-graph"
 _FULLTEXT = "heta-plugin-fulltext"
 _HIRAG = "heta-plugin-hirag"
 _LEANRAG = "heta-plugin-leanrag"
+_WIKI = "heta-plugin-wiki"
 
 KNOWN_PROVIDERS: dict[str, str] = {
     # steps
@@ -26,6 +27,9 @@ KNOWN_PROVIDERS: dict[str, str] = {
     "hirag_community": _HIRAG,
     "hirag_bridges": _HIRAG,
     "leanrag_aggregate": _LEANRAG,
+    "build_wiki_pages": _WIKI,
+    "split_wiki_pages": _WIKI,
+    "index_wiki_pages": _WIKI,
     # query modes and the assets they need
     "hi_rag_query": _HIRAG,
     "hi_rag_nobridge_query": _HIRAG,
@@ -37,6 +41,14 @@ KNOWN_PROVIDERS: dict[str, str] = {
     "hirag_bridge_paths": f"{_HIRAG} (step hirag_bridges)",
     "lean_rag_query": _LEANRAG,
     "leanrag_hierarchy": f"{_LEANRAG} (step leanrag_aggregate)",
+    "wiki_vector_search": _WIKI,
+    "wiki_full_text_search": _WIKI,
+    "wiki_hybrid_search": _WIKI,
+    "wiki_agent_search": _WIKI,
+    "agent_search": _WIKI,
+    "wiki_pages": f"{_WIKI} (step build_wiki_pages)",
+    "wiki_sections": f"{_WIKI} (step split_wiki_pages)",
+    "wiki_section_vectors": f"{_WIKI} (step index_wiki_pages)",
     "vector_search": _VECTOR,
     "full_text_search": _FULLTEXT,
     "heta_graph_search": _GRAPH,
