@@ -59,9 +59,9 @@ def cli(ctx: click.Context, kb_path: str, verbose: bool) -> None:
 
 
 def _register_commands() -> None:
-    from heta_framework.cli import documents, evaluating, querying, serving, setup
+    from heta_framework.cli import documents, evaluating, querying, serving, setup, wiki
 
-    for module in (setup, documents, querying, evaluating, serving):
+    for module in (setup, documents, querying, evaluating, serving, wiki):
         for command in module.COMMANDS:
             cli.add_command(command)
 
