@@ -127,7 +127,9 @@ def test_heta_serve_with_a_tokens_file_named_knowledge_bases_and_an_audit_log(kb
             time.sleep(0.1)
         assert job["status"] == "done", job
         assert httpx.post(f"{url}/api/v1/query", headers=as_keeper, json={"text": "x"}).status_code == 404
-        medic_query = httpx.post(f"{url}/api/v1/query", headers=as_medic, json={"text": "penicillin", "mode": "full_text_search"})
+        # --no-warm: this first query of the default knowledge base loads its embedding model (seconds), as documented
+        medic_query = httpx.post(f"{url}/api/v1/query", headers=as_medic, json={"text": "penicillin", "mode": "full_text_search"},
+                                 timeout=120)
         assert medic_query.status_code == 200 and medic_query.json()["results"]
         assert httpx.post(f"{url}/api/v1/documents", headers=as_medic, json={"documents": [{"text": "x"}]}).status_code == 403
     finally:

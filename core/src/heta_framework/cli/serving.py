@@ -51,12 +51,14 @@ SIZE_MB = _SizeMB()
 @click.option("--cors-origin", "cors_origins", multiple=True, help="Allow browser pages from this origin (CORS); repeat for more. Default: CORS off.")
 @click.option("--max-body-mb", default=1.0, show_default=True, type=SIZE_MB, help="Largest JSON request body.")
 @click.option("--max-upload-mb", default=50.0, show_default=True, type=SIZE_MB, help="Largest uploaded file.")
+@click.option("--request-log", is_flag=True, help="Log one line per request on stderr: method, path, status, time, query mode.")
+@click.option("--log-queries", is_flag=True, help="Put each query's text in its request log line (off: queries may be private).")
 @click.option("--mcp-writes", is_flag=True, help="Offer the MCP write tools at /mcp (needs a token; callers need the write right).")
 @click.option("--no-warm", is_flag=True, help="Do not load local models at start-up (the first query loads them).")
 @click.pass_obj
 def serve(obj: dict, host: str, port: int, token_file: str | None, tokens_file: str | None, kb_dirs: tuple[str, ...],
           audit_log: str | None, audit_reads: bool, cors_origins: tuple[str, ...], max_body_mb: float, max_upload_mb: float,
-          mcp_writes: bool, no_warm: bool) -> None:
+          request_log: bool, log_queries: bool, mcp_writes: bool, no_warm: bool) -> None:
     """Serve the knowledge base over HTTP (JSON API at /api/v1, search page at /) until Ctrl-C."""
     try:
         from heta_server.config import ServerConfig, parse_kb_dir, read_token
@@ -68,7 +70,7 @@ def serve(obj: dict, host: str, port: int, token_file: str | None, tokens_file: 
         host=host, port=port, token=read_token(token_file), tokens=read_tokens(tokens_file) if tokens_file else None,
         kb_dirs=[parse_kb_dir(text) for text in kb_dirs], audit_log=Path(audit_log) if audit_log else None, audit_reads=audit_reads,
         cors_origins=cors_origins, max_body_bytes=int(max_body_mb * 1_000_000), max_upload_bytes=int(max_upload_mb * 1_000_000),
-        mcp_writes=mcp_writes,
+        mcp_writes=mcp_writes, request_log=request_log, log_queries=log_queries,
     )
     address = f"http://{host}:{port}/" if port else f"http://{host} on a free port (uvicorn's line below names it)"
 

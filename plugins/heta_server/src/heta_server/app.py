@@ -28,10 +28,10 @@ from heta_server.config import DEFAULT_KB, ServerConfig, ServerConfigError, chec
 from heta_server.errors import ApiError, install_error_handlers
 from heta_server.guard import Guard
 from heta_server.mcp_http import McpEndpoints
+from heta_server.request_log import RequestLog
 from heta_server.routes import api_routes, upload_name
 from heta_server.tenants import Call, Tenants, caller_of
 from heta_server.tokens import unknown_kbs
-from heta_server.warm import warm_up
 
 __all__ = ["API", "create_app", "upload_name"]
 
@@ -63,7 +63,7 @@ def create_app(
         try:
             if warm:
                 for tenant in tenants:
-                    await warm_up(tenant.kb)
+                    await tenant.ready()
             async with mcp.running():
                 yield
             for tenant in tenants:
@@ -85,6 +85,8 @@ def create_app(
         )
     # added last = outermost: the token and size checks run before anything else, CORS preflights included
     app.add_middleware(Guard, tokens=tokens, max_body_bytes=config.max_body_bytes, max_upload_bytes=config.max_upload_bytes)
+    if config.request_log:  # outside the Guard: refused requests are logged too
+        app.add_middleware(RequestLog, log_queries=config.log_queries)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:

@@ -24,6 +24,7 @@ from heta_server.answer_stream import AnswerEnd, Piece, stream_answer
 from heta_server.chat_request import ChatBody, check_fields, model_name, parse_model, question_of, unknown_model
 from heta_server.config import DEFAULT_KB
 from heta_server.errors import ApiError
+from heta_server.request_log import note
 from heta_server.sse import EventStream, sse_event
 from heta_server.tenants import Call, Tenants, caller_of
 
@@ -57,11 +58,11 @@ def chat_routes(tenants: Tenants, *, audit_reads: bool) -> APIRouter:
             raise unknown_model(body.model) from None  # a knowledge base it may not use is a model that does not exist
         if target.mode is not None and call.kb.query_engines.canonical(target.mode) not in call.kb.query_engines.modes:
             raise unknown_model(body.model)
-        request.scope["heta.mode"] = target.mode
+        note(request, mode=target.mode, query=question, models_loaded=await call.tenant.ready())
         response = await call.kb.query(question, mode=target.mode, top_k=body.heta.top_k, filters=body.heta.filters,
                                        options={k: v for k, v in body.heta.options.items() if k != "answer"},
                                        principals=caller.principals)
-        request.scope["heta.mode"] = response.metadata.get("mode")
+        note(request, mode=response.metadata.get("mode"))
         if audit_reads:
             audit("query", call.actor, call.kb.path, mode=response.metadata.get("mode"),
                   documents=sorted({r.document_id for r in response.results if r.document_id}))

@@ -57,6 +57,11 @@ class ServerConfig:
     cors_origins: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     #: offer the MCP write tools (add_document, remove_document) at /mcp; needs a token, and the caller's write right
     mcp_writes: bool = False
+    #: one ``heta.requests`` log line per request (method, path, status, time, mode); off by default, like
+    #: uvicorn's access log here: a line per request costs throughput, and a supervisor may not drain stderr
+    request_log: bool = False
+    #: put the query's text in that line too (off: a query may be private)
+    log_queries: bool = False
 
     def check(self) -> None:
         if not is_loopback(self.host) and not self.token and self.tokens is None:

@@ -17,9 +17,9 @@ from heta_framework.kb import KnowledgeBase
 
 from heta_server.config import DEFAULT_KB
 from heta_server.mcp_server import build_mcp_server
+from heta_server.request_log import show_on_stderr
 from heta_server.tenants import Call, Tenants
 from heta_server.tokens import READ, RIGHTS, Caller
-from heta_server.warm import warm_up
 
 log = logging.getLogger(__name__)
 
@@ -32,13 +32,14 @@ def stdio_caller(principals: Sequence[str], *, allow_writes: bool) -> Caller:
 
 def run_stdio(kb_path: str | Path, *, principals: Sequence[str] = (), allow_writes: bool = False, warm: bool = True) -> None:
     caller = stdio_caller(principals, allow_writes=allow_writes)
+    show_on_stderr("heta_server.tenants", "heta_server.warm")  # model loading is said, never silent (stdout is the protocol's)
     with KnowledgeBase.load(kb_path) as kb:
         tenant = Tenants({DEFAULT_KB: kb}).get(DEFAULT_KB, caller)
         server = build_mcp_server(tenant, lambda _context: Call(caller, tenant), writes=allow_writes)
 
         async def main() -> None:
             if warm:
-                await warm_up(kb)
+                await tenant.ready()
             try:
                 await server.run_stdio_async()
             finally:

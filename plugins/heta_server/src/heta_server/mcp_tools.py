@@ -51,6 +51,7 @@ def _result(result: Any) -> dict[str, Any]:
 
 async def search(call: Call, query: str, mode: str | None, top_k: int, filters: dict[str, Any], options: dict[str, Any],
                  *, audit_reads: bool) -> dict[str, Any]:
+    await call.tenant.ready()
     response = await call.kb.query(query, mode=mode, top_k=top_k, filters=filters,
                                    options={k: v for k, v in options.items() if k != "answer"}, principals=call.caller.principals)
     if audit_reads:
@@ -103,6 +104,7 @@ def _overlaps(page: dict[str, Any], start: int, end: int) -> bool:
 
 
 async def answer(call: Call, question: str, mode: str | None, top_k: int, filters: dict[str, Any], *, audit_reads: bool) -> dict[str, Any]:
+    await call.tenant.ready()
     response = await call.kb.query(question, mode=mode, top_k=top_k, filters=filters, principals=call.caller.principals)
     if audit_reads:
         audit("query", call.actor, call.kb.path, mode=response.metadata.get("mode"),

@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from typing import Annotated, Any
 
 import attrs
-from fastapi import APIRouter, Depends, File, Form, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import Response
 from heta_framework.cli.querying import mode_rows
 from heta_framework.common.audit import audit
@@ -30,6 +30,7 @@ from heta_server.jobs import Job
 from heta_server.memory_engine import MODE as MEMORY_MODE
 from heta_server.metadata import document_metadata
 from heta_server.query_stream import query_event_stream
+from heta_server.request_log import note
 from heta_server.schemas import AccessBody, AddDocumentsBody, QueryBody, RemoveDocumentsBody, SearchBody
 from heta_server.tenants import Call
 
@@ -56,29 +57,36 @@ def api_routes(resolve: Callable[..., Call], *, audit_reads: bool) -> APIRouter:
     async def modes(call: Reader) -> dict[str, Any]:
         return {"modes": mode_rows(call.kb)}
 
+    async def prepare(request: Request, call: Call, mode: str | None, text: str) -> None:
+        note(request, mode=mode, query=text, models_loaded=await call.tenant.ready())
+
     @router.post("/query")
-    async def query(body: QueryBody, call: Reader) -> Response:
+    async def query(body: QueryBody, call: Reader, request: Request) -> Response:
+        await prepare(request, call, body.mode, body.text)
         if body.stream:
-            return await _streamed_query(body, call)
+            return await _streamed_query(body, call, request)
         options = {**body.options, **({"answer": True} if body.answer else {})}
         response = await call.kb.query(body.text, mode=body.mode, top_k=body.top_k, filters=body.filters, options=options,
                                        trace=body.trace, principals=call.caller.principals)
+        note(request, mode=response.metadata.get("mode"))
         read(call, "query", mode=response.metadata.get("mode"), documents=_document_ids(response.results))
         return _json(response.to_dict())
 
-    async def _streamed_query(body: QueryBody, call: Call) -> Response:
+    async def _streamed_query(body: QueryBody, call: Call, request: Request) -> Response:
         # the answer is written by the stream, piece by piece: the query itself only retrieves
         options = {name: value for name, value in body.options.items() if name != "answer"}
         started = time.perf_counter()
         response = await call.kb.query(body.text, mode=body.mode, top_k=body.top_k, filters=body.filters, options=options,
                                        trace=body.trace, principals=call.caller.principals)
         retrieval_ms = (time.perf_counter() - started) * 1000
+        note(request, mode=response.metadata.get("mode"))
         read(call, "query", mode=response.metadata.get("mode"), documents=_document_ids(response.results))
         wanted = body.answer or bool(body.options.get("answer"))
         return query_event_stream(call.kb, body.text, response, wanted=wanted, retrieval_ms=retrieval_ms, started=started)
 
     @router.post("/search")
-    async def search(body: SearchBody, call: Reader) -> Response:
+    async def search(body: SearchBody, call: Reader, request: Request) -> Response:
+        await prepare(request, call, MEMORY_MODE, body.query)
         options = {name: getattr(body, name) for name in SEARCH_OPTIONS if getattr(body, name) is not None}
         response = await call.kb.query(body.query, mode=MEMORY_MODE, top_k=body.top_k, filters=body.filters, options=options,
                                        principals=call.caller.principals)

@@ -11,6 +11,7 @@ from heta_framework.kb import KnowledgeBase
 
 from heta_server.app import create_app
 from heta_server.config import DEFAULT_KB, ServerConfig, ServerConfigError
+from heta_server.request_log import REQUEST_LOGGER, show_on_stderr
 
 
 def serve(
@@ -24,6 +25,8 @@ def serve(
     binds: a "Serving ..." line printed there is never followed by a refusal to start.
     """
     config.check()
+    # model loading is said (a line or two), at start-up or at the first query under --no-warm
+    show_on_stderr("heta_server.tenants", "heta_server.warm", *([REQUEST_LOGGER] if config.request_log else []))
     check_distinct_folders([(DEFAULT_KB, Path(kb_path)), *config.kb_dirs])
     with ExitStack() as stack:
         kb = KnowledgeBase.load(kb_path)

@@ -8,6 +8,8 @@ answered like an unknown one (404 ``UnknownDocument``).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -20,6 +22,9 @@ from heta_framework.kb import KnowledgeBase
 from heta_server.errors import ApiError
 from heta_server.jobs import JobRecords, JobRunner
 from heta_server.tokens import Caller
+from heta_server.warm import warm_up
+
+log = logging.getLogger(__name__)
 
 #: where the ``Guard`` leaves the caller a request's token stands for (an ASGI scope key of this server's own)
 CALLER_KEY = "heta.caller"
@@ -30,6 +35,22 @@ class Tenant:
     name: str
     kb: KnowledgeBase
     jobs: JobRunner
+    #: its local models are loaded (at start-up, or by its first query under --no-warm)
+    warmed: bool = False
+    _warming: asyncio.Lock = attrs.field(factory=asyncio.Lock, repr=False)
+
+    async def ready(self) -> float | None:
+        """Load the local models if no query has yet: the seconds that took (the first query's wait, shown as
+        such in its log line rather than as a slow search), else ``None``."""
+        if self.warmed:
+            return None
+        async with self._warming:
+            if self.warmed:
+                return None
+            log.info("loading the models of knowledge base %r for its first query", self.name)
+            seconds = await warm_up(self.kb)
+            self.warmed = True
+            return seconds
 
 
 class Tenants:
