@@ -68,6 +68,7 @@ def test_heta_serve_refuses_bad_settings_cleanly_and_never_says_serving_first(tm
         "inf upload": (kb + ["--max-upload-mb", "inf"], "is not a size"),
         "latin-1 token file": (kb + ["--token-file", str(latin1)], "is not UTF-8 text"),
         "exposed without a token": (kb + ["--host", "0.0.0.0", "--port", "0"], "a token is required"),
+        "MCP writes without a token": (kb + ["--mcp-writes"], "--mcp-writes needs a token"),
     }
     for name, (args, message) in cases.items():
         result = runner.invoke(cli, args)
