@@ -126,7 +126,7 @@ def test_a_bad_request_is_still_a_plain_http_error(assistant_served):
     assert anonymous.status_code == 401
 
 
-def test_a_mode_that_answers_itself_or_no_language_model(served):
+def test_without_a_language_model_done_says_the_answer_is_unavailable(served):
     found = stream_query(served, {}, answer=True, mode="full_text_search")
     assert [kind for kind, _ in found] == ["results", "done"]
     assert [issue["code"] for issue in found[-1][1]["issues"]] == ["answer_unavailable"]

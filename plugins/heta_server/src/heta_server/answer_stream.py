@@ -92,7 +92,7 @@ async def stream_answer(
         text = "".join(parts)
         message = redact(f"The language model failed mid-answer: {exc}", *kb.secrets())
         yield AnswerEnd(
-            text, citations_for(text, response.results) if text else (), prompt_tokens, completion_tokens, _ms(started),
+            text, tuple(citations_for(text, response.results)), prompt_tokens, completion_tokens, _ms(started),
             (query_issue("answer_failed", f"The language model call failed: {type(exc).__name__}", "returned_partial_answer"),),
             {"code": type(exc).__name__, "message": message},
         )

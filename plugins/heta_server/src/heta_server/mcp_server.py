@@ -44,7 +44,7 @@ def build_mcp_server(tenant: Tenant, resolve: Resolve, *, writes: bool, audit_re
         try:
             call = resolve(context)
             result = work(call)
-            return await result if isinstance(result, Awaitable) else result  # type: ignore[return-value]
+            return await result if isinstance(result, Awaitable) else result
         except Exception as exc:  # every failure a tool error with the HTTP API's code; the session lives on
             # returned, not raised: a raised ToolError reaches the model prefixed with the SDK's own words
             text = str(mcp_tools.failure(exc, secrets))
