@@ -67,3 +67,10 @@ def test_use_language_model_false_writes_extractive_pages_with_a_model_configure
                               registry=wiki_registry) as kb:
         kb.sync.build(list(DOCUMENTS))
         assert page_calls(server) == [] and persist.load_page(kb.get_component("stores.objects"), "space").origin == "extractive"
+
+
+def test_page_calls_in_flight_stay_within_concurrency(tmp_path, wiki_registry, server):
+    server.respond("chat/completions", lambda request: Reply(body=page_reply(request).body, delay=0.2))
+    with KnowledgeBase.create(tmp_path / "kb", recipe(scripted_language_models(server), concurrency=2), registry=wiki_registry) as kb:
+        kb.sync.build(list(DOCUMENTS))
+    assert len(page_calls(server)) == len(DOCUMENTS) and server.max_in_flight == 2

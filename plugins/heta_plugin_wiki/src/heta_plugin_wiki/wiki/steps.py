@@ -84,13 +84,19 @@ class BuildWikiPages:
                 context.count("pages_unchanged")
                 continue
             todo.append((parsed, source_hash))
-        limit = asyncio.Semaphore(self.concurrency)
+        limit = asyncio.Semaphore(self.concurrency)  # model calls in flight at once, so a remote API is not flooded
+        progress = context.progress("wiki pages", len(todo))
 
         async def write(parsed: ParsedDocument, source_hash: str) -> Page:
             async with limit:
-                return await self._page(context, model, parsed, source_hash)
+                page = await self._page(context, model, parsed, source_hash)
+            progress.advance(1)
+            return page
 
-        pages = await asyncio.gather(*(write(parsed, source_hash) for parsed, source_hash in todo))
+        try:
+            pages = await asyncio.gather(*(write(parsed, source_hash) for parsed, source_hash in todo))
+        finally:
+            progress.close()
         for page in pages:
             await in_thread(persist.save_page, objects, page)
             index[page.document_id] = {"title": page.title, "summary": page.summary, "entities": list(page.entities),
