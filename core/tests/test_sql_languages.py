@@ -61,7 +61,7 @@ def test_a_file_written_before_analyzers_keeps_working(tmp_path):
 
 def test_a_language_analyzer_matches_other_forms_of_a_word(tmp_path):
     texts = [("house", "Les maisons anciennes du village ont été restaurées."), ("bridge", "Le pont traverse la rivière.")]
-    standard = SQLiteChunkStore(tmp_path / "standard.sqlite")
+    standard = SQLiteChunkStore(tmp_path / "standard.sqlite", analyzer="standard")
     french = SQLiteChunkStore(tmp_path / "french.sqlite", analyzer="french")
     for store in (standard, french):
         store.upsert_chunks([chunk(cid, text) for cid, text in texts])
@@ -84,7 +84,7 @@ def test_auto_analyses_each_chunk_in_its_own_language(tmp_path):
         ]
     )
     reopened = SQLiteChunkStore(tmp_path / "chunks.sqlite", analyzer="auto")
-    assert reopened._query_languages() == ["english", "french", "spanish", None]
+    assert reopened._query_languages("cheval") == ["english", "french", "spanish", None]  # a quarter each: all main
     assert top_ids(reopened, "cheval galopant prairie")[0] == "fr"
     assert top_ids(reopened, "biblioteca pública libro")[0] == "es"
     assert top_ids(reopened, "engineer tested engine laboratory")[0] == "en"
@@ -125,3 +125,48 @@ def test_language_detection_names_an_analyzer():
     assert detect_language("Москва — столица России и крупнейший город страны.") == "russian"
     assert detect_language("大熊猫主要生活在四川的山区。") == "chinese"
     assert detect_language("12345 !!! 3.14", default="english") == "english"  # no letters: nothing to detect
+
+
+FRENCH_ARTICLES = [
+    ("hockey", "Vladislav Tretiak — en russe Владисла́в Алекса́ндрович Третья́к — est un gardien de but de hockey sur glace "
+               "soviétique, considéré comme l'un des meilleurs gardiens de l'histoire."),
+    ("fleuve", "La Loire est le plus long fleuve de France ; elle prend sa source au mont Gerbier-de-Jonc."),
+    ("fromage", "Le camembert est un fromage à pâte molle fabriqué en Normandie à partir de lait de vache."),
+    ("volcan", "Le puy de Dôme est un volcan endormi de la chaîne des Puys, dans le Massif central."),
+    ("peintre", "Claude Monet est un peintre français, l'un des fondateurs de l'impressionnisme."),
+    ("cathedrale", "La cathédrale de Chartres est un chef-d'œuvre de l'architecture gothique, célèbre pour ses vitraux."),
+]
+
+
+def test_a_name_in_another_script_changes_nothing_for_french_queries(tmp_path):
+    # py3langid calls the first article Russian (0.998) for its Cyrillic name; auto must index it as French
+    # and must not analyse French queries as Russian
+    auto = SQLiteChunkStore(tmp_path / "auto.sqlite")  # no analyzer named: a new file follows its documents
+    french = SQLiteChunkStore(tmp_path / "french.sqlite", analyzer="french")
+    for store in (auto, french):
+        store.upsert_chunks([chunk(cid, text) for cid, text in FRENCH_ARTICLES])
+    assert auto.analyzer == "auto" and auto._language_counts() == {"french": len(FRENCH_ARTICLES)}
+    for query in ("gardiens de but soviétiques", "le plus long fleuve", "fromages normands", "les volcans endormis",
+                  "peintres impressionnistes", "les vitraux gothiques"):
+        assert top_ids(auto, query) == top_ids(french, query) != []
+
+
+def test_queries_are_analysed_in_the_main_languages_and_their_own():
+    from heta_framework.text.languages import query_languages
+
+    assert query_languages({}, "anything") == ["standard"]  # nothing counted yet
+    assert query_languages({"french": 999, "russian": 1}, "Qui garde le but ?") == ["french"]  # a stray language: not used
+    assert query_languages({"english": 60, "french": 40}, "goal") == ["english", "french"]
+    # a minority language joins when the query is clearly written in it; an unclear query does not add one
+    assert query_languages({"english": 95, "french": 5}, "Qui a gagné le prix Nobel de physique ?") == ["english", "french"]
+    assert query_languages({"english": 95, "french": 5}, "Paris") == ["english"]
+    assert query_languages({"english": 95, "spanish": 5}, "Qui a gagné le prix Nobel de physique ?") == ["english"]  # not held
+    assert query_languages({"english": 95, "standard": 5}, "上海的人口是多少") == ["english", "standard"]
+
+
+def test_an_unclear_chunk_takes_the_main_language_and_a_foreign_name_is_ignored():
+    from heta_framework.text.languages import chunk_languages
+
+    texts = [FRENCH_ARTICLES[0][1], "glacier glacier glacier", "大熊猫生活在四川的竹林里。", "2024 — 2025"]
+    assert chunk_languages(texts, {"english": 200}) == ["french", "english", "standard", "standard"]
+    assert chunk_languages(["glacier glacier glacier"], {}) == ["spanish"]  # nothing to lean on: the best guess

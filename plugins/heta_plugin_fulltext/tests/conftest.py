@@ -39,9 +39,11 @@ def backend(request) -> str:
     return request.param
 
 
-def full_text_recipe(backend: str, analyzer: str = "english", **store_options) -> Recipe:
+def full_text_recipe(backend: str, analyzer: str | None = "english", **store_options) -> Recipe:
+    """``analyzer=None`` leaves it out of the recipe, as ``heta init`` does."""
+    named = {} if analyzer is None else {"analyzer": analyzer}
     return Recipe(
-        stores={"text": StoreConfig(type=backend, options={"analyzer": analyzer, **store_options})},
+        stores={"text": StoreConfig(type=backend, options={**named, **store_options})},
         steps=[ParseDocuments(), SplitDocuments(chunk_size=60, chunk_overlap=10), IndexFullText()],
     )
 
@@ -51,7 +53,7 @@ def make_kb(tmp_path: Path, registry, backend):
     """``await make_kb(documents, analyzer=...)``: a built knowledge base on the current backend."""
     opened: list[KnowledgeBase] = []
 
-    async def build(documents, analyzer: str = "english", **store_options) -> KnowledgeBase:
+    async def build(documents, analyzer: str | None = "english", **store_options) -> KnowledgeBase:
         kb = KnowledgeBase.create(tmp_path / f"kb{len(opened)}", full_text_recipe(backend, analyzer, **store_options), registry=registry)
         opened.append(kb)
         await kb.build(documents)

@@ -24,7 +24,7 @@ async def test_spec_recipe_with_the_default_whoosh_store(tmp_path):
     )
     assert not report.issues
     assert kb.available_queries == ["full_text_search"]
-    assert kb.search_assets[0].metadata == {"backend": "whoosh", "analyzer": "english"}
+    assert kb.search_assets[0].metadata == {"backend": "whoosh", "analyzer": "auto"}  # no analyzer named: the documents decide
     response = await kb.query("roasting coffee")  # the default mode
     assert response.results[0].document_id == "coffee"
     assert isinstance(kb.get_component("stores.text"), TextIndexStore)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from heta_framework.kb import SourceDocument
@@ -64,3 +65,41 @@ async def test_auto_learns_a_language_added_later(make_kb):
     assert ids(await kb.query("biblioteca pública libro", mode="full_text_search")) == []
     await kb.build(MIXED[:2])
     assert ids(await kb.query("biblioteca pública libro", mode="full_text_search"))[0] == "es"
+
+
+CHINESE_SET = Path(__file__).resolve().parents[3] / "bench" / "data" / "chinese_known_items.json"
+
+
+async def test_chinese_documents_are_found_with_no_analyzer_named(make_kb):
+    # the recipe `heta init` writes names no analyzer: paraphrased Chinese questions must find their documents
+    # (with the English analyzer of before, 29 of 30 found nothing)
+    data = json.loads(CHINESE_SET.read_text(encoding="utf-8"))
+    kb = await make_kb([SourceDocument(id=d["id"], name=f"{d['id']}.txt", text=d["text"]) for d in data["documents"]], analyzer=None)
+    hits = 0
+    for question in data["questions"]:
+        found = await kb.query(question["question"], mode="full_text_search", top_k=1)
+        assert found.metadata["analyzer"] == "auto"
+        hits += ids(found) == [question["document"]]
+    assert hits >= 27
+
+
+async def test_a_stray_language_does_not_change_french_results(make_kb):
+    # py3langid calls the first article Russian for its Cyrillic name: auto indexes it as French, and one
+    # stray language never makes French queries analysed as Russian
+    documents = [SourceDocument(id=i, name=f"{i}.txt", text=t) for i, t in FRENCH_ARTICLES]
+    auto, french = await make_kb(documents, analyzer=None), await make_kb(documents, analyzer="french")
+    for query in ("gardiens de but soviétiques", "le plus long fleuve", "fromages normands", "les volcans endormis",
+                  "peintres impressionnistes", "les vitraux gothiques"):
+        ranked = ids(await auto.query(query, mode="full_text_search", top_k=3))
+        assert ranked == ids(await french.query(query, mode="full_text_search", top_k=3)) != [], query
+
+
+FRENCH_ARTICLES = [
+    ("hockey", "Vladislav Tretiak — en russe Владисла́в Алекса́ндрович Третья́к — est un gardien de but de hockey sur glace "
+               "soviétique, considéré comme l'un des meilleurs gardiens de l'histoire."),
+    ("fleuve", "La Loire est le plus long fleuve de France ; elle prend sa source au mont Gerbier-de-Jonc."),
+    ("fromage", "Le camembert est un fromage à pâte molle fabriqué en Normandie à partir de lait de vache."),
+    ("volcan", "Le puy de Dôme est un volcan endormi de la chaîne des Puys, dans le Massif central."),
+    ("peintre", "Claude Monet est un peintre français, l'un des fondateurs de l'impressionnisme."),
+    ("cathedrale", "La cathédrale de Chartres est un chef-d'œuvre de l'architecture gothique, célèbre pour ses vitraux."),
+]

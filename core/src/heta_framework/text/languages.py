@@ -8,8 +8,12 @@ few hundred characters it takes well under a millisecond.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping, Sequence
 
 #: analyzer name -> ISO 639-1 code, for the languages with Snowball stop words and stems
 STEMMED_LANGUAGES: dict[str, str] = {
@@ -31,7 +35,17 @@ CJK_RANGES = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff
 _CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
 
 _lock = threading.Lock()
-#: loaded identifiers: "analysed" (restricted to the languages Heta analyses) and "any" (every language it knows)
+#: the name under which text analysed in no language is counted: CJK, or a script Heta has no stemmer for
+NO_LANGUAGE = "standard"
+#: ``auto`` analyses a query in every language holding at least this share of the indexed chunks (the most
+#: common one always): one French article quoting a Russian name must not make every query Russian too
+QUERY_LANGUAGE_SHARE = 0.1
+#: ...and in the query's own language when py3langid is this sure of it and the index holds that language;
+#: a chunk it is less sure of is analysed in the index's main language
+QUERY_LANGUAGE_CONFIDENCE = 0.9
+
+#: loaded identifiers: "analysed" (restricted to the languages Heta analyses), "sure" (the same, with
+#: probabilities that sum to 1, for a confidence) and "any" (every language it knows)
 _identifiers: dict[str, object] = {}
 
 
@@ -42,8 +56,8 @@ def _langid(which: str = "analysed"):
             if which not in _identifiers:
                 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-                identifier = LanguageIdentifier.from_model_file(MODEL_FILE)
-                if which == "analysed":
+                identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=which == "sure")
+                if which in ("analysed", "sure"):
                     identifier.set_languages(sorted(_BY_CODE))
                 _identifiers[which] = identifier
     return _identifiers[which]
@@ -55,6 +69,71 @@ def detect_language(text: str, default: str = "english") -> str:
         return default
     code, _ = _langid().classify(text)
     return _BY_CODE.get(code, default)
+
+
+def chunk_languages(texts: Sequence[str], counts: Mapping[str, int]) -> list[str]:
+    """The language ``auto`` analyses each chunk in: a stemmed language, else ``NO_LANGUAGE``.
+
+    A chunk is detected in its main script only (a French article quoting a Russian name in Cyrillic
+    is French). When py3langid is not sure of a chunk (a heading, a list of names: "glacier glacier"
+    could be four languages), it takes the main language of the index and this batch (``counts``:
+    chunks per language indexed so far), so a query analysed in the main language still finds it.
+    """
+    detected = [_detect(main_script(text)) for text in texts]
+    tally = Counter({language: count for language, count in counts.items() if count > 0})
+    tally.update(language for language, sure in detected if sure)
+    main = max(tally, key=lambda language: (tally[language], language)) if tally else None
+    return [language if sure or main is None else main for language, sure in detected]
+
+
+def _detect(text: str) -> tuple[str, bool]:
+    """``(analysis language, sure)`` of ``text``: NO_LANGUAGE, and sure, when it has no letters."""
+    if not any(ch.isalpha() for ch in text):
+        return NO_LANGUAGE, True
+    code, probability = _langid("sure").classify(text)
+    name = _BY_CODE.get(code)
+    return (name if name in STEMMED_LANGUAGES else NO_LANGUAGE), probability >= QUERY_LANGUAGE_CONFIDENCE
+
+
+def main_script(text: str) -> str:
+    """``text`` without the letters of scripts other than its most used one (spaces and digits kept)."""
+    scripts = Counter(_script(ch) for ch in text if ch.isalpha())
+    if len(scripts) < 2:
+        return text
+    main = scripts.most_common(1)[0][0]
+    return "".join(ch for ch in text if not ch.isalpha() or _script(ch) == main)
+
+
+@functools.lru_cache(maxsize=4096)
+def _script(ch: str) -> str:
+    """The script of a letter: the first word of its Unicode name (LATIN, CYRILLIC, CJK, HIRAGANA, ...)."""
+    return unicodedata.name(ch, "UNKNOWN").split(" ", 1)[0]
+
+
+def query_languages(counts: Mapping[str, int], query: str) -> list[str]:
+    """The languages ``auto`` analyses ``query`` in, given how many indexed chunks each language holds.
+
+    Every language with ``QUERY_LANGUAGE_SHARE`` of the chunks (the most common always), plus the
+    query's own language when py3langid gives it ``QUERY_LANGUAGE_CONFIDENCE`` or more and some chunk
+    is in it: a short query is often too short to detect, so the index's languages come first.
+    An index that counted nothing yet answers ``[NO_LANGUAGE]``.
+    """
+    held = {language: count for language, count in counts.items() if count > 0}
+    if not held:
+        return [NO_LANGUAGE]
+    total = sum(held.values())
+    top = max(held, key=lambda language: (held[language], language))
+    chosen = {language for language, count in held.items() if count >= QUERY_LANGUAGE_SHARE * total} | {top}
+    own = _sure_language(query)
+    if own is not None and own in held:
+        chosen.add(own)
+    return sorted(chosen)
+
+
+def _sure_language(text: str) -> str | None:
+    """The analysis language of ``text`` when py3langid is sure of it, else None."""
+    language, sure = _detect(text)
+    return language if sure and any(ch.isalpha() for ch in text) else None
 
 
 def language_code(text: str) -> str | None:

@@ -11,7 +11,8 @@ was built with.
 - ``standard``: language-neutral words in lower case; no stop words, no stemming.
 - ``french``, ``spanish``, ``german``, ``italian``, ``portuguese``, ``dutch``,
   ``russian``: that language's Snowball stop words and stems (see ``prepared.py``).
-- ``auto``: each chunk in the language detected for it (see ``prepared.py``).
+- ``auto``: each chunk in the language detected for it (see ``prepared.py``). What a new index
+  uses when the store config names no analyzer.
 """
 
 from __future__ import annotations
@@ -44,9 +45,17 @@ def check_analyzer(name: str) -> str:
     return name
 
 
-def analyzer_field(default: str = "english") -> Any:
-    """The ``analyzer`` option of every text store config, checked when the recipe is read."""
-    return attrs.field(default=default, validator=lambda _instance, _attribute, value: check_analyzer(value))
+#: what a new index is analysed with when the store config names no analyzer: each chunk in its own language
+DEFAULT_ANALYZER = "auto"
+
+
+def analyzer_field() -> Any:
+    """The ``analyzer`` option of every text store config, checked when the recipe is read.
+
+    Unset (``None``): a new index follows its documents (``auto``), and an existing one keeps the analyzer
+    it was built with, silently; a named analyzer that differs from an existing index's is warned about.
+    """
+    return attrs.field(default=None, validator=lambda _instance, _attribute, value: value is None or check_analyzer(value))
 
 
 _jieba_lock = threading.Lock()

@@ -14,7 +14,7 @@ class TantivyStoreConfig:
     """``[stores.text] type = "tantivy"`` options. ``threads = 0`` lets tantivy pick (one per core)."""
 
     path: str = "text_index"
-    analyzer: str = analyzer_field()
+    analyzer: str | None = analyzer_field()
     memory_mb: int = attrs.field(default=128, validator=whole_number(1))
     threads: int = attrs.field(default=0, validator=whole_number(0))
 

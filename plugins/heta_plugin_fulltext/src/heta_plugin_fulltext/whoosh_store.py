@@ -34,7 +34,7 @@ class WhooshStoreConfig:
     """``[stores.text] type = "whoosh"`` options. ``k1``/``b`` are the BM25F parameters."""
 
     path: str = "text_index"
-    analyzer: str = analyzer_field()
+    analyzer: str | None = analyzer_field()
     k1: float = attrs.field(default=1.2, validator=number(minimum=0))
     b: float = attrs.field(default=0.75, validator=number(0, 1))
     #: the writer's pool of postings before it spills a sorted run to disk. Its postings are Python objects, and

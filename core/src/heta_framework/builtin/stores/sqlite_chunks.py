@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,11 @@ from heta_framework.builtin.stores.sqlite_fts import (
     check_sql_analyzer,
     fts_body,
     fts_match_expression,
-    index_language,
     query_terms,
 )
 from heta_framework.common.sqlite import ReaderConnections, json_key_in, open_database, read_snapshot, transaction
 from heta_framework.contracts.documents import Chunk
+from heta_framework.text.languages import chunk_languages, query_languages
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
 -- the FTS row shares the chunk's rowid, so updates and deletes are index lookups, not scans
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
--- how chunks_fts was analysed (analyzer, and for "auto" the languages seen); a file without it is "standard"
+-- how chunks_fts was analysed (analyzer, and for "auto" the chunks per language); a file without it is "standard"
 CREATE TABLE IF NOT EXISTS fts_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
@@ -56,10 +57,11 @@ CREATE TABLE IF NOT EXISTS fts_settings (key TEXT PRIMARY KEY, value TEXT NOT NU
 class SQLiteChunkStoreConfig:
     """``[stores.sql]`` options. ``analyzer``: ``standard`` (words as written), a language
     (``english``, ``french``, ``spanish``, ``german``, ``italian``, ``portuguese``, ``dutch``,
-    ``russian``: stop words and stems) or ``auto`` (each chunk in its detected language)."""
+    ``russian``: stop words and stems) or ``auto`` (each chunk in its detected language).
+    Unset, a new file follows its documents (``auto``) and an existing one keeps what it was built with."""
 
     path: str = "chunks.sqlite"
-    analyzer: str = attrs.field(default=STANDARD, validator=lambda _i, _a, value: check_sql_analyzer(value))
+    analyzer: str | None = attrs.field(default=None, validator=lambda _i, _a, value: value is None or check_sql_analyzer(value))
 
 
 class SQLiteChunkStore:
@@ -71,14 +73,13 @@ class SQLiteChunkStore:
     queries are not serialised on one connection.
     """
 
-    def __init__(self, path: Path, kb_root: Path | None = None, analyzer: str = STANDARD):
+    def __init__(self, path: Path, kb_root: Path | None = None, analyzer: str | None = None):
         self.path = path
         self._kb_root = kb_root
         self._lock = threading.Lock()
         self._db = open_database(path, _SCHEMA)
         self._readers = ReaderConnections(path)
-        self.analyzer = self._settle_analyzer(check_sql_analyzer(analyzer))
-        self._languages: set[str] = set(json.loads(self._setting("languages") or "[]"))
+        self.analyzer = self._settle_analyzer(None if analyzer is None else check_sql_analyzer(analyzer))
 
     @classmethod
     def open(cls, config: SQLiteChunkStoreConfig | None, kb_root: Path) -> SQLiteChunkStore:
@@ -89,14 +90,15 @@ class SQLiteChunkStore:
         row = self._readers.get().execute("SELECT value FROM fts_settings WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    def _settle_analyzer(self, configured: str) -> str:
-        """The analyzer this file was built with (recorded by the first write), else the configured one."""
+    def _settle_analyzer(self, configured: str | None) -> str:
+        """The analyzer this file was built with (recorded by the first write), else the configured one
+        (``auto`` when the config names none)."""
         recorded = self._setting("analyzer")
         if recorded is None:
             has_rows = self._readers.get().execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
             # a file written before analyzers existed holds "standard" rows, whatever the config says now
-            recorded = STANDARD if has_rows else configured
-        if recorded != configured:
+            recorded = STANDARD if has_rows else configured or AUTO
+        if configured is not None and recorded != configured:
             log.warning(
                 "SQL chunk index %s was built with analyzer %r; [stores.sql] now says %r. Using %r; "
                 "delete the knowledge base's derived data (`heta delete`) and build again to change it.",
@@ -104,17 +106,24 @@ class SQLiteChunkStore:
             )
         return recorded
 
-    def _query_languages(self) -> list[str | None]:
+    def _language_counts(self, db: Any = None) -> dict[str, int]:
+        """Chunks per language under ``auto`` (read again: another process may have written since); a file
+        written before counts has each recorded language once. ``db``: the writer's connection, in its transaction."""
+        rows = dict((db or self._readers.get()).execute(
+            "SELECT key, value FROM fts_settings WHERE key IN ('language_counts', 'languages')").fetchall())
+        if "language_counts" in rows:
+            return {str(k): int(v) for k, v in json.loads(rows["language_counts"]).items()}
+        return dict.fromkeys(json.loads(rows.get("languages") or "[]"), 1)
+
+    def _query_languages(self, query: str) -> list[str | None]:
         if self.analyzer == AUTO:
-            # every language the index holds (read again: another process may have added one);
-            # a query is too short to detect its language reliably
-            self._languages = set(json.loads(self._setting("languages") or "[]"))
-            return [None if name == STANDARD else name for name in sorted(self._languages)] or [None]
+            # the index's main languages and the query's own when it is clear (heta_framework.text.languages)
+            return [None if name == STANDARD else name for name in query_languages(self._language_counts(), query)]
         return [None if self.analyzer == STANDARD else self.analyzer]
 
     def query_terms(self, query: str) -> list[str]:
         """The FTS5 terms ``query`` becomes; empty when the analyzer finds nothing to search for."""
-        return query_terms(query, self._query_languages())
+        return query_terms(query, self._query_languages(query))
 
     def relative_paths(self) -> list[str]:
         """The files this store owns, relative to the knowledge-base folder (for cleanup plans)."""
@@ -130,14 +139,16 @@ class SQLiteChunkStore:
 
     def upsert_chunks(self, chunks: Iterable[Chunk]) -> int:
         written = 0
-        seen: set[str] = set()
+        seen: Counter[str] = Counter()
         chunks = list(chunks)
         with self._lock, transaction(self._db):
             self._db.execute("INSERT OR IGNORE INTO fts_settings (key, value) VALUES ('analyzer', ?)", (self.analyzer,))
             # one lookup for the whole batch: a first build replaces nothing, and a query per chunk was a tenth
             # of the step; ids stored already, or twice in this batch, take the replacing path
             stored = self._stored_ids([c.id for c in chunks])
-            for c in chunks:
+            languages = (chunk_languages([c.text for c in chunks], self._language_counts(self._db)) if self.analyzer == AUTO
+                         else [self.analyzer] * len(chunks))
+            for c, language in zip(chunks, languages):
                 old = self._db.execute("SELECT rowid FROM chunks WHERE id = ?", (c.id,)).fetchone() if c.id in stored else None
                 stored.add(c.id)
                 if old is not None:
@@ -148,16 +159,17 @@ class SQLiteChunkStore:
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (c.id, c.document_id, c.index, c.text, c.start, c.end, c.source, c.page, json.dumps(dict(c.metadata), ensure_ascii=False)),
                 ).lastrowid
-                language = index_language(self.analyzer, c.text)
-                seen.add(language or STANDARD)
-                self._db.execute("INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)", (rowid, fts_body(c.text, language)))
+                seen[language] += 1
+                analysed = None if language == STANDARD else language
+                self._db.execute("INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)", (rowid, fts_body(c.text, analysed)))
                 written += 1
-            if self.analyzer == AUTO and not seen <= self._languages:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO fts_settings (key, value) VALUES ('languages', ?)",
-                    (json.dumps(sorted(self._languages | seen)),),
-                )
-        self._languages |= seen
+            if self.analyzer == AUTO and seen:
+                # chunks written per language, in the same transaction as the rows (a replaced chunk counts again)
+                counts = Counter(self._language_counts(self._db)) + seen
+                self._db.execute("INSERT OR REPLACE INTO fts_settings (key, value) VALUES ('language_counts', ?)",
+                                 (json.dumps(dict(sorted(counts.items()))),))
+                self._db.execute("INSERT OR REPLACE INTO fts_settings (key, value) VALUES ('languages', ?)",
+                                 (json.dumps(sorted(counts)),))
         return written
 
     def _stored_ids(self, ids: Sequence[str]) -> set[str]:
@@ -193,7 +205,7 @@ class SQLiteChunkStore:
         return found
 
     def search_text(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[tuple[Chunk, float]]:
-        expression = fts_match_expression(query, self._query_languages())
+        expression = fts_match_expression(query, self._query_languages(query))
         if expression is None:
             return []
         where, params = filter_clause(filters or {})

@@ -8,7 +8,8 @@ FTS5 has no stemmer, so analysis happens here, in Python, and FTS5's
 - a language (``french``, ``spanish``, ...): its Snowball stop words dropped and
   the rest stemmed; CJK characters as in ``standard``.
 - ``auto``: each chunk analysed in the language detected for it; a query is
-  analysed in every language the index holds, and the terms ORed.
+  analysed in the index's main languages and its own (``heta_framework.text.languages``),
+  and the terms ORed.
 
 A CJK run in a query becomes an OR of its overlapping character pairs, each a
 two-token phrase (``"上 海" OR "海 市"``): a whole-run phrase almost never
@@ -20,7 +21,7 @@ from __future__ import annotations
 import re
 
 from heta_framework.text.analysis import analyze, cjk_characters
-from heta_framework.text.languages import CJK_RANGES, STEMMED_LANGUAGES, detect_language
+from heta_framework.text.languages import CJK_RANGES, STEMMED_LANGUAGES
 
 STANDARD = "standard"
 AUTO = "auto"
@@ -34,18 +35,6 @@ def check_sql_analyzer(name: str) -> str:
     if name not in SQL_ANALYZERS:
         raise ValueError(f"analyzer must be one of {', '.join(repr(a) for a in SQL_ANALYZERS)}, got {name!r}")
     return name
-
-
-def _language(analyzer: str) -> str | None:
-    return analyzer if analyzer in STEMMED_LANGUAGES else None
-
-
-def index_language(analyzer: str, text: str) -> str | None:
-    """The language a chunk is analysed in: the analyzer's, or the detected one for ``auto``."""
-    if analyzer == AUTO:
-        detected = detect_language(text)
-        return detected if detected in STEMMED_LANGUAGES else None
-    return _language(analyzer)
 
 
 def fts_body(text: str, language: str | None = None) -> str:
@@ -73,4 +62,4 @@ def fts_match_expression(query: str, languages: list[str | None] | None = None) 
     return " OR ".join(terms) if terms else None
 
 
-__all__ = ["AUTO", "SQL_ANALYZERS", "STANDARD", "check_sql_analyzer", "fts_body", "fts_match_expression", "index_language", "query_terms"]
+__all__ = ["AUTO", "SQL_ANALYZERS", "STANDARD", "check_sql_analyzer", "fts_body", "fts_match_expression", "query_terms"]
