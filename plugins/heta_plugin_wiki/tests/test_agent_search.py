@@ -197,3 +197,26 @@ def test_a_filter_reaches_every_tool(agent_kb, server):
     assert response.metadata["tool_calls"][1]["error"] == "no readable document 'ocean'"
 
 
+
+
+def test_with_stream_every_tool_turn_is_read_as_a_stream_and_the_loop_runs_the_same(agent_kb, server):
+    from heta_framework.testing.http import chat_stream_tool_calls_reply
+
+    plan = PlanModel([[("search", {"query": "blue whales krill", "mode": "vector_search"})]])
+
+    def streamed(request):
+        reply = plan(request)
+        if "tools" not in request.json:
+            return reply
+        message = reply.body["choices"][0]["message"]
+        calls = [(c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls") or []]
+        if not calls:  # the model stops: a streamed closing note with no calls
+            return chat_stream_tool_calls_reply([], text=message["content"])
+        return chat_stream_tool_calls_reply(calls, id_prefix=f"call_{plan.turn}_")
+
+    server.respond("chat/completions", streamed)
+    response = ask(agent_kb, stream=True)
+    turns = tool_turns(server)
+    assert len(turns) == 2 and all(t.json["stream"] is True for t in turns)
+    assert [c["tool"] for c in response.metadata["tool_calls"]] == ["search"] and response.metadata["tool_calls"][0]["result_ids"]
+    assert response.metadata["stopped"] == "answered" and response.issues == [] and response.results

@@ -80,3 +80,33 @@ async def test_a_client_without_tool_calling_is_refused_with_its_name():
     assert not supports_tools(PlainClient()) and supports_tools(OpenAILanguageClient(LanguageModel(model_name="openai/m")))
     with pytest.raises(ToolCallingUnsupported, match="fake/plain"):
         await complete_with_tools(PlainClient(), [Message("user", "hi")], [SEARCH])
+
+
+async def test_a_streamed_turn_is_put_back_together_into_the_same_tool_calls():
+    from heta_framework.testing.http import chat_stream_tool_calls_reply
+
+    with ScriptedServer() as server:
+        server.enqueue("chat/completions", chat_stream_tool_calls_reply(
+            [("search", {"query": "krill and whales", "mode": "vector_search"}), ("read_document", {"document_id": "ocean"})],
+            text="Looking.", pieces=3, prompt_tokens=40, completion_tokens=9))
+        client = client_for(server)
+        reply = await complete_with_tools(client, [Message("user", "What do whales eat?")], [SEARCH], stream=True)
+        await client.aclose()
+        server.check()
+    assert reply.tool_calls == (ToolCall("call_0", "search", '{"query": "krill and whales", "mode": "vector_search"}'),
+                                ToolCall("call_1", "read_document", '{"document_id": "ocean"}'))
+    assert (reply.text, reply.prompt_tokens, reply.completion_tokens) == ("Looking.", 40, 9)
+    sent = server.requests[0].json
+    assert sent["stream"] is True and sent["tools"] == [SEARCH.to_openai()] and sent["tool_choice"] == "auto"
+
+
+async def test_a_cut_off_streamed_turn_raises_instead_of_returning_half_a_call():
+    from heta_framework.errors import ModelError
+    from heta_framework.testing.http import chat_stream_tool_calls_reply
+
+    with ScriptedServer() as server:
+        server.enqueue("chat/completions", chat_stream_tool_calls_reply([("search", {"query": "krill"})], finish=False))
+        client = client_for(server)
+        with pytest.raises(ModelError, match="before the model finished"):
+            await complete_with_tools(client, [Message("user", "hi")], [SEARCH], stream=True)
+        await client.aclose()

@@ -207,14 +207,17 @@ async def complete_with_tools(
     tool_choice: str = "auto",
     temperature: float = 0.0,
     max_tokens: int | None = None,
+    stream: bool = False,
 ) -> ToolCompletion:
     """One turn of a tool loop: ``client.complete_with_tools`` when the client offers it (optional, like
     ``embed_queries``, so every existing client still satisfies ``LanguageClient``); otherwise
-    ``ToolCallingUnsupported``. ``tool_choice`` is ``"auto"``, ``"none"`` or ``"required"``."""
+    ``ToolCallingUnsupported``. ``tool_choice`` is ``"auto"``, ``"none"`` or ``"required"``. ``stream=True``
+    asks the client to read the turn as a stream (passed only when asked, so a client without it still works)."""
     own = getattr(client, "complete_with_tools", None)
     if own is None:
         raise ToolCallingUnsupported(f"the language client for {client.model_name!r} cannot call tools")
-    result: ToolCompletion = await own(messages, tools, tool_choice=tool_choice, temperature=temperature, max_tokens=max_tokens)
+    extra = {"stream": True} if stream else {}
+    result: ToolCompletion = await own(messages, tools, tool_choice=tool_choice, temperature=temperature, max_tokens=max_tokens, **extra)
     return result
 
 

@@ -58,7 +58,8 @@ What is recorded
 Bodies for common APIs
     ``chat_completion_body(text, prompt_tokens=, completion_tokens=)`` (OpenAI chat
     completions), ``chat_tool_calls_body([(name, arguments), ...])`` (an answer that calls tools;
-    ``tool_messages(request)`` reads the tool results a later request sends back), ``embeddings_body(vectors)`` (OpenAI embeddings),
+    ``tool_messages(request)`` reads the tool results a later request sends back;
+    ``chat_stream_tool_calls_reply`` streams such an answer), ``embeddings_body(vectors)`` (OpenAI embeddings),
     ``rerank_body([(index, score), ...])`` (Cohere v2 rerank), ``openai_error_body(message)``.
     ``last_user_message(request)`` reads the last user message of a chat request,
     handy in responders.
@@ -98,6 +99,7 @@ __all__ = [
     "StreamReply",
     "chat_completion_body",
     "chat_stream_reply",
+    "chat_stream_tool_calls_reply",
     "chat_tool_calls_body",
     "embeddings_body",
     "last_user_message",
@@ -546,6 +548,45 @@ def chat_stream_reply(
     events.append({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model, "choices": [],
                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion, "total_tokens": prompt_tokens + completion}})
     return StreamReply(events, interval=interval, delay=delay)
+
+
+def chat_stream_tool_calls_reply(
+    calls: Sequence[tuple[str, Any]],
+    *,
+    text: str | None = None,
+    pieces: int = 2,
+    prompt_tokens: int = 10,
+    completion_tokens: int = 5,
+    model: str = "test-model",
+    id_prefix: str = "call_",
+    finish: bool = True,
+) -> StreamReply:
+    """A streamed answer that calls tools, as OpenAI streams one: the role, ``text`` if any, then per call a chunk
+    with its index, id and name, and its arguments (a dict sent as JSON, or a string as it is) in ``pieces``
+    fragments; a last chunk with ``finish_reason`` "tool_calls" ("stop" with no calls) and a usage chunk. ``finish=False`` closes the
+    connection after the arguments, with no finish (a cut-off stream)."""
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}]}
+
+    events: list[Any] = [chunk({"role": "assistant", "content": None})]
+    if text:
+        events.append(chunk({"content": text}))
+    for index, (name, arguments) in enumerate(calls):
+        encoded = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        size = max(1, -(-len(encoded) // max(pieces, 1)))
+        events.append(chunk({"tool_calls": [{"index": index, "id": f"{id_prefix}{index}", "type": "function",
+                                             "function": {"name": name, "arguments": ""}}]}))
+        for start in range(0, len(encoded), size):
+            events.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": encoded[start: start + size]}}]}))
+    if not finish:
+        return StreamReply(events, end="drop")
+    events.append(chunk({}, "tool_calls" if calls else "stop"))
+    events.append({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model, "choices": [],
+                   "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                             "total_tokens": prompt_tokens + completion_tokens}})
+    return StreamReply(events)
 
 
 def embeddings_body(vectors: Sequence[Sequence[float]], *, model: str = "test-embedding", prompt_tokens: int = 0) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from openai.types.chat import ChatCompletion
 from heta_plugin_openai.connection import OpenAIConnection, require_fields
 from heta_plugin_openai.options import OpenAIOptions
 from heta_plugin_openai.streaming import stream_chat
+from heta_plugin_openai.tool_streaming import stream_tool_turn
 
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 _FENCED = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
@@ -115,8 +116,10 @@ class OpenAILanguageClient:
         tool_choice: str = "auto",
         temperature: float = 0.0,
         max_tokens: int | None = None,
+        stream: bool = False,
     ) -> ToolCompletion:
-        """One chat completion that offers ``tools`` (OpenAI function calling): the reply's text and the calls it asks for."""
+        """One chat completion that offers ``tools`` (OpenAI function calling): the reply's text and the calls it asks
+        for; ``stream=True`` reads it as a stream and puts the pieces back together (``tool_streaming``)."""
         options = self.options
         request: dict[str, Any] = {
             "model": self.config.model,
@@ -131,6 +134,8 @@ class OpenAILanguageClient:
             request[options.max_tokens_param] = limit
         if options.extra_body:
             request["extra_body"] = dict(options.extra_body)
+        if stream:
+            return await stream_tool_turn(self.connection, request)
 
         async def create(client: openai.AsyncOpenAI) -> Any:
             response = await client.chat.completions.create(**request)

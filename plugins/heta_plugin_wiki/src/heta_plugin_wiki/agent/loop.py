@@ -87,7 +87,7 @@ class ToolLoop:
             if self.usage.tokens >= self.options.max_tokens:
                 return self._exhausted("max_tokens", step)
             try:
-                reply = await asyncio.wait_for(complete_with_tools(self.model, messages, specs), timeout=left)
+                reply = await asyncio.wait_for(complete_with_tools(self.model, messages, specs, stream=self.options.stream), timeout=left)
             except TimeoutError:
                 return self._exhausted("wall_time", step)
             except Exception as exc:  # a lost model ends the loop; what the tools found is still evidence

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import attrs
-from heta_framework.common.validators import number, positive_whole_number, result_count
+from heta_framework.common.validators import boolean, number, positive_whole_number, result_count
 
 
 @attrs.frozen
@@ -22,3 +22,5 @@ class AgentOptions:
     tool_top_k: int = attrs.field(default=5, validator=result_count())
     #: characters of each result's text shown to the model (the evidence keeps the whole text)
     result_chars: int = attrs.field(default=600, validator=positive_whole_number)
+    #: read each tool turn as a stream (for servers and proxies that answer tool calls best, or only, that way)
+    stream: bool = attrs.field(default=False, validator=boolean)
