@@ -87,6 +87,8 @@ async def test_http_lists_and_calls_every_read_tool_as_the_tokens_caller(assista
 async def test_http_resources_are_the_callers_documents_and_a_recipe_without_secrets(assistant_served):
     running, headers, raw = assistant_served
     async with http_client(f"{running.url}/mcp", headers["outsider"]) as client:
+        listed = {resource.uri for resource in (await client.list_resources()).resources}
+        assert listed == {"heta://recipe", *(f"heta://documents/{d}" for d in ("penicillin", "fleming", "whales", "python"))}
         templates = (await client.list_resource_templates()).resource_templates
         assert [t.uri_template for t in templates] == ["heta://documents/{document_id}"]
         text = (await client.read_resource("heta://documents/penicillin")).contents[0].text
@@ -98,6 +100,7 @@ async def test_http_resources_are_the_callers_documents_and_a_recipe_without_sec
         assert "openai/test-model" in recipe and "sk-test-ASSISTANT" not in recipe
     async with http_client(f"{running.url}/mcp", headers["chemist"]) as client:
         assert "corn steep" in (await client.read_resource("heta://documents/lab-note")).contents[0].text
+        assert "heta://documents/lab-note" in {resource.uri for resource in (await client.list_resources()).resources}
         found = data(await client.call_tool("search", {"query": LAB_QUESTION, "top_k": 10}))
         assert "lab-note" in {r["document_id"] for r in found["results"]}
 
@@ -191,3 +194,17 @@ async def test_stdio_allow_writes_offers_the_write_tools(answer_kb, tmp_path):
                                                              "document_id": "insulin", "name": "insulin.md"}))
         assert added["job"]["status"] == "done"
         assert data(await client.call_tool("search", {"query": "Banting insulin"}))["results"][0]["document_id"] == "insulin"
+
+
+async def test_http_resources_list_the_documents_a_page_at_a_time(assistant_served, monkeypatch):
+    from heta_server import mcp_server
+
+    monkeypatch.setattr(mcp_server, "RESOURCES_PAGE", 3)
+    running, headers, _ = assistant_served
+    async with http_client(f"{running.url}/mcp", headers["chemist"]) as client:
+        first = await client.list_resources()
+        second = await client.list_resources(cursor=first.next_cursor)
+    assert first.next_cursor == "3" and second.next_cursor is None
+    uris = [r.uri for r in first.resources + second.resources]
+    assert uris[0] == "heta://recipe" and len(uris) == 6 and len(set(uris)) == 6  # 5 documents, none twice
+    assert "heta://documents/lab-note" in uris

@@ -17,7 +17,8 @@ from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ListResourcesResult, PaginatedRequestParams, TextContent, ToolAnnotations
+from mcp_types import Resource as MCPResource
 from pydantic import Field
 
 from heta_server import mcp_tools
@@ -33,11 +34,38 @@ INSTRUCTIONS = (
     "modes are built and why others are not. Cite document ids when you use what you found."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+DOCUMENT_URI = "heta://documents/"
+
+
+#: documents listed per ``resources/list`` page
+RESOURCES_PAGE = 500
+
+
+class HetaMCPServer(MCPServer):
+    """``resources/list`` also lists the documents the caller may read (``heta://documents/{id}``), a page at a time:
+    the SDK lists only resources registered up front, and which documents exist depends on who asks."""
+
+    def __init__(self, tenant: Tenant, resolve: Resolve, **settings: Any):
+        super().__init__(**settings)
+        self._tenant, self._resolve = tenant, resolve
+
+    async def _handle_list_resources(self, ctx: Any, params: PaginatedRequestParams | None) -> ListResourcesResult:
+        fixed = await self.list_resources()
+        try:
+            records = self._resolve(Context(request_context=ctx, mcp_server=self)).readable()
+        except Exception:  # no caller: the fixed resources only (a tool call would say why)
+            return ListResourcesResult(resources=fixed)
+        start = int(params.cursor) if params is not None and params.cursor and params.cursor.isdigit() else 0
+        page = records[start: start + RESOURCES_PAGE]
+        documents = [MCPResource(uri=f"{DOCUMENT_URI}{record.id}", name=record.name or record.id, mime_type="text/plain",
+                                 description=f"{record.source} ({record.state})") for record in page]
+        more = start + len(page) < len(records)
+        return ListResourcesResult(resources=(fixed if start == 0 else []) + documents, next_cursor=str(start + len(page)) if more else None)
 
 
 def build_mcp_server(tenant: Tenant, resolve: Resolve, *, writes: bool, audit_reads: bool = False) -> MCPServer:
-    server: MCPServer = MCPServer(name="heta", title=f"Heta knowledge base {tenant.name}", instructions=INSTRUCTIONS,
-                                  version="0.1.0", log_level="WARNING")
+    server = HetaMCPServer(tenant, resolve, name="heta", title=f"Heta knowledge base {tenant.name}", instructions=INSTRUCTIONS,
+                           version="0.1.0", log_level="WARNING")
     secrets = tenant.kb.secrets()
 
     async def run(context: Context, work: Callable[[Call], Awaitable[T] | T]) -> T:
@@ -123,7 +151,7 @@ def build_mcp_server(tenant: Tenant, resolve: Resolve, *, writes: bool, audit_re
             """Remove a document and everything built from it; returns the finished job."""
             return await run(context, lambda call: mcp_tools.remove_document(call, document_id))
 
-    @server.resource("heta://documents/{document_id}", name="document", mime_type="text/plain",
+    @server.resource(DOCUMENT_URI + "{document_id}", name="document", mime_type="text/plain",
                      description="A document's parsed text (the first 20,000 characters; read_document pages through the rest).")
     async def document(document_id: str, context: Context) -> str:
         try:
