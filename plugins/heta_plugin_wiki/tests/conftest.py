@@ -21,7 +21,7 @@ from heta_framework.kb import KnowledgeBase, KnowledgeModels  # noqa: E402
 from heta_framework.testing import make_registry  # noqa: E402
 from heta_framework.testing.http import ScriptedServer  # noqa: E402
 from heta_plugin_graph.testing import DOCUMENTS, local_model, offline_models, scripted_language_models  # noqa: E402, F401
-from heta_plugin_wiki.testing import recipe  # noqa: E402
+from heta_plugin_wiki.testing import recipe, wiki_issues  # noqa: E402
 
 import heta_plugin_graph  # noqa: E402
 import heta_plugin_vector  # noqa: E402
@@ -41,7 +41,7 @@ def built_path(tmp_path_factory, wiki_registry) -> Path:
     path = tmp_path_factory.mktemp("wiki") / "kb"
     with KnowledgeBase.create(path, recipe(offline_models()), registry=wiki_registry) as kb:
         report = kb.sync.build(list(DOCUMENTS))
-        assert report.issues == []
+        assert wiki_issues(report) == []
     return path
 
 

@@ -12,7 +12,7 @@ from heta_framework.testing.conformance import QueryEngineSuite
 from heta_framework.testing.http import RecordedRequest, Reply, ScriptedServer, chat_completion_body, chat_tool_calls_body
 from heta_plugin_graph.testing import DOCUMENTS, scripted_language_models
 from heta_plugin_wiki import AgentSearchEngine, WikiAgentSearchEngine
-from heta_plugin_wiki.testing import is_page_request, is_synthesis, page_reply, recipe
+from heta_plugin_wiki.testing import is_page_request, is_synthesis, page_reply, recipe, wiki_issues
 
 
 def stateless_plan(request: RecordedRequest) -> Reply:
@@ -45,7 +45,7 @@ def agent_path(tmp_path_factory, wiki_registry, plan_server):
     path = tmp_path_factory.mktemp("agent") / "kb"
     models = scripted_language_models(plan_server, max_attempts=1)
     with KnowledgeBase.create(path, recipe(models), registry=wiki_registry) as kb:
-        assert kb.sync.build(list(DOCUMENTS)).issues == []
+        assert wiki_issues(kb.sync.build(list(DOCUMENTS))) == []
     return path
 
 

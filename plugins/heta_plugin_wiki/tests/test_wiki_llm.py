@@ -8,7 +8,7 @@ import json
 from heta_framework.kb import KnowledgeBase, SourceDocument
 from heta_framework.testing.http import Reply, chat_completion_body
 from heta_plugin_graph.testing import DOCUMENTS, scripted_language_models
-from heta_plugin_wiki.testing import is_page_request, page_reply, recipe
+from heta_plugin_wiki.testing import is_page_request, page_reply, recipe, wiki_issues
 from heta_plugin_wiki.wiki import persist
 
 OCEAN = DOCUMENTS[0]
@@ -28,7 +28,7 @@ def test_model_pages_cost_one_call_per_new_input_and_none_for_input_seen_before(
     models = scripted_language_models(server)
     with KnowledgeBase.create(tmp_path / "kb", recipe(models, max_tokens=300, max_input_chars=50), registry=wiki_registry) as kb:
         first = kb.sync.build(list(DOCUMENTS))
-        assert first.issues == [] and stats(first)["llm_calls"] == len(DOCUMENTS) == len(page_calls(server))
+        assert wiki_issues(first) == [] and stats(first)["llm_calls"] == len(DOCUMENTS) == len(page_calls(server))
         request = page_calls(server)[0].json
         assert request["max_tokens"] == 300
         shown = request["messages"][-1]["content"].split("\n\n", 1)[1]
@@ -56,7 +56,7 @@ def test_an_unusable_reply_gives_an_extractive_page_and_an_issue(tmp_path, wiki_
     server.respond("chat/completions", answer)
     with KnowledgeBase.create(tmp_path / "kb", recipe(scripted_language_models(server)), registry=wiki_registry) as kb:
         report = kb.sync.build(list(DOCUMENTS))
-        assert [(i.code, i.subject.id) for i in report.issues] == [("wiki_page_invalid_output", "ocean")]
+        assert [(i.code, i.subject.id) for i in wiki_issues(report)] == [("wiki_page_invalid_output", "ocean")]
         objects = kb.get_component("stores.objects")
         assert persist.load_page(objects, "ocean").origin == "extractive"
         assert persist.load_page(objects, "rivers").origin == "model"

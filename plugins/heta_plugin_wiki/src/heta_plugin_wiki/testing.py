@@ -12,7 +12,16 @@ from typing import Any
 
 from heta_framework.testing.http import RecordedRequest, Reply, chat_completion_body, chat_tool_calls_body, tool_messages
 
-__all__ = ["PlanModel", "is_page_request", "is_synthesis", "page_reply", "recipe", "shown_results", "tool_turns", "wiki_steps"]
+__all__ = ["WIKI_STEPS", "PlanModel", "is_page_request", "is_synthesis", "page_reply", "recipe", "shown_results", "tool_turns",
+           "wiki_issues", "wiki_steps"]
+
+WIKI_STEPS = ("build_wiki_pages", "split_wiki_pages", "index_wiki_pages")
+
+
+def wiki_issues(report: Any) -> list[Any]:
+    """The build report's issues from the wiki's steps (other plugins' steps may report their own, e.g. on the
+    languages of the test documents, which these tests do not judge)."""
+    return [issue for issue in report.issues if issue.step in WIKI_STEPS]
 
 
 def wiki_steps(**options: Any) -> tuple:
