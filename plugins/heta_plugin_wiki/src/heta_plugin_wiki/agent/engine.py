@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import attrs
 from heta_framework.common.models import supports_tools
 from heta_framework.common.secrets import redact
 from heta_framework.kb.query_options import query_options
@@ -98,9 +99,7 @@ def ranked(ledger: Ledger, cited: Sequence[str], top_k: int) -> list[QueryResult
 
 
 def _rescored(result: QueryResult, score: float) -> QueryResult:
-    from attrs import evolve
-
-    return evolve(result, score=score)
+    return attrs.evolve(result, score=score)
 
 
 class AgentSearchEngine(ToolSearchEngine):
