@@ -18,8 +18,9 @@ the whole articles), the fusion the composed modes must not lose to. Also measur
 articles, the detector behind ``analyzer = "auto"``.
 
     python bench/bench_multilingual.py [--articles 1000] [--queries 600] [--languages english french ...]
+    python bench/bench_multilingual.py --keywords-only     # keyword modes: every analyzer and the default, and a mixed KB
 
-Writes bench/results/multilingual.json.
+Writes bench/results/multilingual.json (or multilingual_keywords.json).
 """
 
 from __future__ import annotations
@@ -94,15 +95,19 @@ def full_recipe(sql_analyzer: str, text_analyzer: str):
     )
 
 
-def keyword_recipe(sql_analyzer: str, text_analyzer: str):
+def keyword_recipe(sql_analyzer: str | None, text_analyzer: str | None):
+    """Both keyword indexes; ``None`` leaves the analyzer out of the recipe, as ``heta init`` does."""
     from heta_framework.builtin.steps import ParseDocuments, PersistChunks, SplitDocuments
     from heta_framework.kb import Recipe, StoreConfig
     from heta_plugin_fulltext import IndexFullText
 
+    def named(analyzer: str | None) -> dict:
+        return {} if analyzer is None else {"analyzer": analyzer}
+
     return Recipe(
         stores={
-            "sql": StoreConfig(type="sqlite", options={"analyzer": sql_analyzer}),
-            "text": StoreConfig(type="whoosh", options={"analyzer": text_analyzer}),
+            "sql": StoreConfig(type="sqlite", options=named(sql_analyzer)),
+            "text": StoreConfig(type="whoosh", options=named(text_analyzer)),
         },
         steps=[ParseDocuments(), SplitDocuments(), PersistChunks(), IndexFullText()],
     )
@@ -236,6 +241,66 @@ async def language_run(language: str, settings: dict, work: Path, article_count:
     return out
 
 
+#: (label, sql analyzer, text analyzer) of the keyword-only knowledge bases; None: not named (the default)
+KEYWORD_VARIANTS = (("default", None, None), ("english", "english", "english"), ("french", "french", "french"),
+                    ("spanish", "spanish", "spanish"), ("standard", "standard", "standard"), ("chinese", "standard", "chinese"))
+
+
+async def keyword_run(language: str, settings: dict, work: Path, article_count: int, query_count: int) -> dict:
+    """Keyword modes only, under every fixed analyzer and the default (no embedding model: minutes, not tens)."""
+    if settings["wiki"]:
+        documents, queries = wiki_set(settings["wiki"], article_count, query_count)
+    else:
+        documents, queries = chinese_set()
+    return await keyword_variants(f"{language}", documents, {language: queries}, work)
+
+
+async def keyword_variants(name: str, documents: Sequence[dict], queries: dict[str, list], work: Path) -> dict:
+    out: dict = {"documents": len(documents), "queries": {k: len(v) for k, v in queries.items()}, "variants": {}}
+    for label, sql_analyzer, text_analyzer in KEYWORD_VARIANTS:
+        kb, seconds = await build(work / f"keyword-{name}-{label}", keyword_recipe(sql_analyzer, text_analyzer), documents)
+        row: dict = {"build_seconds": seconds}
+        for mode in ("sql_text_search", "full_text_search"):
+            for language, asked in queries.items():
+                row[f"{mode} {language}"] = (await mode_quality(kb, mode, asked))["mrr@10"]
+            if len(queries) > 1:
+                row[f"{mode} all"] = round(sum(row[f"{mode} {lang}"] * len(q) for lang, q in queries.items())
+                                           / sum(map(len, queries.values())), 4)
+        kb.close()
+        out["variants"][label] = row
+        print(f"   {name} [{label}]: {row}", flush=True)
+    return out
+
+
+async def mixed_run(work: Path, article_count: int, query_count: int) -> dict:
+    """One knowledge base of English, French and Chinese documents (a third of the articles each, and the Chinese
+    set): every language's queries against it, per analyzer."""
+    documents: list[dict] = []
+    queries: dict[str, list] = {}
+    for language in ("english", "french"):
+        part, asked = wiki_set(LANGUAGES[language]["wiki"], article_count // 3, query_count // 3)
+        documents += part
+        queries[language] = asked
+    part, asked = chinese_set()
+    documents += part
+    queries["chinese"] = asked
+    return await keyword_variants("mixed", documents, queries, work)
+
+
+async def keyword_main(args) -> dict:
+    work = Path(tempfile.mkdtemp(prefix="heta-bench-multilingual-keywords-"))
+    try:
+        results: dict = {"seed": SEED, "languages": {}}
+        for language in args.languages:
+            print(f"== keywords: {language}", flush=True)
+            results["languages"][language] = await keyword_run(language, LANGUAGES[language], work, args.articles, args.queries)
+        print("== keywords: mixed English + French + Chinese", flush=True)
+        results["mixed"] = await mixed_run(work, args.articles, args.queries)
+        return results
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 async def main_async(args) -> dict:
     work = Path(tempfile.mkdtemp(prefix="heta-bench-multilingual-"))
     try:
@@ -261,12 +326,15 @@ def main() -> None:
     # standard error of that paired difference was 0.011 (20 queries differed); on 600 it was 0.007
     parser.add_argument("--queries", type=int, default=600)
     parser.add_argument("--languages", nargs="*", default=list(LANGUAGES), choices=list(LANGUAGES))
+    parser.add_argument("--keywords-only", action="store_true",
+                        help="only the keyword modes under every analyzer and the default, per language and on a mixed "
+                             "English + French + Chinese knowledge base (bench/results/multilingual_keywords.json)")
     args = parser.parse_args()
     started = time.perf_counter()
-    results = asyncio.run(main_async(args))
+    results = asyncio.run(keyword_main(args) if args.keywords_only else main_async(args))
     results["seconds"] = round(time.perf_counter() - started, 1)
     results["articles_per_language"] = args.articles
-    print(f"wrote {write_result('multilingual', results)}")
+    print(f"wrote {write_result('multilingual_keywords' if args.keywords_only else 'multilingual', results)}")
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ class EmbedChunks:
 
     async def run(self, context: StepContextProtocol) -> None:
         from heta_plugin_vector.cache import CACHE_NAME, EmbeddingCache
+        from heta_plugin_vector.model_language import check_model_language
 
         client = context.embedding_model()
         objects: ObjectStoreProtocol = context.store("objects")
@@ -81,6 +82,7 @@ class EmbedChunks:
             text_hash = content_hash(chunk.text)
             texts.setdefault(text_hash, chunk.text)
             documents_of_text.setdefault(text_hash, set()).add(chunk.document_id)
+        await asyncio.to_thread(check_model_language, context, client, list(texts.values()))
         with EmbeddingCache(context.cache(CACHE_NAME)) as cache:
             known = await asyncio.to_thread(cache.known, model, list(texts))
             missing = sorted((h for h in texts if h not in known), key=lambda h: len(texts[h]), reverse=True)
