@@ -130,3 +130,16 @@ class TestWikiHybridSearch(_WikiSuite):
     @pytest.fixture
     def engine(self):
         return WikiHybridSearchEngine()
+
+
+def test_full_text_scores_do_not_depend_on_sections_the_caller_may_not_read(offline_kb):
+    from heta_plugin_wiki.wiki.lexical import bm25
+
+    everyone = offline_kb.sync.query("Pacific Ocean", mode="wiki_full_text_search", top_k=10)
+    only_ocean = offline_kb.sync.query("Pacific Ocean", mode="wiki_full_text_search", top_k=10, filters={"document_id": "ocean"})
+    assert {r.document_id for r in everyone.results} == {"ocean", "rivers"} and {r.document_id for r in only_ocean.results} == {"ocean"}
+    # the scores are those of a wiki holding ocean's sections alone: rivers (hidden here) changes none of them
+    ocean = [s for s in persist.load_sections(offline_kb.get_component("stores.objects")) if s["document_id"] == "ocean"]
+    alone = {s["id"]: score for s, score in bm25("Pacific Ocean", ocean, 10)}
+    assert {r.id: r.score for r in only_ocean.results} == pytest.approx(alone)
+    assert {r.id: r.score for r in everyone.results if r.document_id == "ocean"} != pytest.approx(alone)

@@ -14,6 +14,10 @@ from typing import Any
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 K1, B = 1.2, 0.75
+#: sections' term counts kept per process, by the hash of their text: content-addressed, so a rewritten or removed
+#: section is never scored from stale counts, and a query pays only for reading the sections file
+BAG_CACHE_SIZE = 100_000
+_bags: dict[str, Counter[str]] = {}
 
 
 def terms(text: str) -> list[str]:
@@ -28,12 +32,26 @@ def terms(text: str) -> list[str]:
     return found
 
 
+def _bag(section: dict[str, Any]) -> Counter[str]:
+    key = section.get("text_hash")
+    if key is None:
+        return Counter(terms(section["text"]))
+    bag = _bags.get(key)
+    if bag is None:
+        if len(_bags) >= BAG_CACHE_SIZE:
+            _bags.clear()
+        bag = _bags[key] = Counter(terms(section["text"]))
+    return bag
+
+
 def bm25(query: str, sections: Sequence[dict[str, Any]], top_k: int) -> list[tuple[dict[str, Any], float]]:
-    """The ``top_k`` sections best matching ``query`` with a score above 0, best first (ties by id)."""
+    """The ``top_k`` sections best matching ``query`` with a score above 0, best first (ties by id). The statistics
+    (document frequencies, average length) are those of ``sections``, the caller's readable ones: a score never
+    depends on what the caller may not read."""
     wanted = set(terms(query))
     if not wanted or not sections:
         return []
-    bags = [Counter(terms(s["text"])) for s in sections]
+    bags = [_bag(s) for s in sections]
     lengths = [sum(bag.values()) for bag in bags]
     average = sum(lengths) / len(lengths) or 1.0
     frequency = {t: sum(1 for bag in bags if t in bag) for t in wanted}
