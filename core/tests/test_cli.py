@@ -287,3 +287,25 @@ def test_writers_wait_or_fail_while_another_process_writes(sql_kb_path, docs_dir
         assert "PID" in fails("--kb", sql_kb_path, "remove", "--source", str(docs_dir), "--wait", "0")
         assert "PID" in fails("--kb", sql_kb_path, "delete")
         assert run_json("--kb", sql_kb_path, "query", "fox")["results"]  # readers are not blocked
+
+
+def test_heta_modes_says_when_calibration_switched_a_leg_off(sql_kb_path):
+    from heta_framework.builtin.engines.calibration import CACHE_FILE, Calibration, state_key
+    from heta_framework.kb import KnowledgeBase
+
+    with KnowledgeBase.load(sql_kb_path) as kb:
+        state = state_key(kb)
+    off = Calibration(weights={"vector_search": 0.0, "heta_graph_search": 1.0}, pseudo_queries=40,
+                      leg_mrr={"vector_search": 0.21, "heta_graph_search": 0.8}, fused_mrr=0.8, equal_weights_mrr=0.62,
+                      weight_range="full range: the embedding model does not know french")
+    kept = Calibration(weights={"hybrid_search": 1.0, "full_text_search": 0.5}, pseudo_queries=40,
+                       leg_mrr={"hybrid_search": 0.7, "full_text_search": 0.9}, fused_mrr=0.9, equal_weights_mrr=0.9)
+    path = Path(sql_kb_path) / CACHE_FILE
+    path.write_text(json.dumps({"state": state, "modes": {"hybrid_search": off.to_dict(), "heta_rerank_search": kept.to_dict()}}))
+    modes = {row["mode"]: row for row in run_json("--kb", sql_kb_path, "modes")["modes"]}
+    assert modes["hybrid_search"]["fusion"]["weights"] == {"vector_search": 0.0, "heta_graph_search": 1.0}
+    assert modes["hybrid_search"]["note"].startswith("calibration switched vector_search off: it ranks as heta_graph_search alone")
+    assert "note" not in modes["heta_rerank_search"] and modes["heta_rerank_search"]["fusion"]["weights"]["full_text_search"] == 0.5
+    # a calibration of an earlier build state is not this build's: nothing is shown
+    path.write_text(json.dumps({"state": "an-older-build", "modes": {"hybrid_search": off.to_dict()}}))
+    assert "fusion" not in {row["mode"]: row for row in run_json("--kb", sql_kb_path, "modes")["modes"]}["hybrid_search"]

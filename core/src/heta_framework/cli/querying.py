@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from heta_framework.builtin.engines.calibration import fusion_note, stored_calibrations
 from heta_framework.cli.common import open_kb
 from heta_framework.cli.output import console, emit_json, table
 from heta_framework.distribution import CORE_DISTRIBUTION
@@ -35,6 +36,7 @@ def mode_rows(kb: Any) -> list[dict[str, Any]]:
     installed = _installed_distributions(kb)
     available = set(kb.available_queries)
     unavailable = kb.unavailable_queries()
+    calibrations = stored_calibrations(kb)
     rows = [
         {
             "mode": mode,
@@ -43,6 +45,8 @@ def mode_rows(kb: Any) -> list[dict[str, Any]]:
             "provided_by": kb.query_engines.provider_of(mode),
             "install": None,
             "aliases": kb.query_engines.aliases_of(mode),
+            **({"fusion": calibrations[mode].to_dict() if calibrations[mode] else None} if mode in calibrations else {}),
+            **({"note": note} if (note := fusion_note(calibrations.get(mode))) else {}),
         }
         for mode in kb.query_engines.modes
     ]
@@ -73,7 +77,8 @@ def modes(obj: dict, as_json: bool) -> None:
         "Query modes",
         ["mode", "also called", "status", "provided by"],
         [
-            [row["mode"], ", ".join(row["aliases"]), "available" if row["available"] else "unavailable: " + "; ".join(row["reasons"]),
+            [row["mode"], ", ".join(row["aliases"]),
+             ("available" + (f" ({row['note']})" if "note" in row else "")) if row["available"] else "unavailable: " + "; ".join(row["reasons"]),
              row["provided_by"]]
             for row in rows
         ],

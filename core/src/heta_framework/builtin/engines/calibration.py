@@ -378,6 +378,32 @@ def _write_cache(path: Path, state: str, mode: str, calibration: Calibration | N
         log.info("could not keep the fusion calibration in %s", path)
 
 
+def stored_calibrations(kb: Any) -> dict[str, Calibration | None]:
+    """The calibrations kept for the committed build, by mode (None: the defaults were kept); none made yet: ``{}``."""
+    try:
+        data = json.loads((Path(kb.path) / CACHE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if data.get("state") != state_key(kb):
+        return {}
+    return {mode: None if entry is None else Calibration.from_dict(entry) for mode, entry in data.get("modes", {}).items()}
+
+
+def fusion_note(calibration: Calibration | None) -> str | None:
+    """One line on a calibration that switched a leg off (weight 0), else None: a composed mode that is one of
+    its legs is worth knowing about (``heta modes``)."""
+    if calibration is None:
+        return None
+    off = [leg for leg, weight in calibration.weights.items() if weight == 0]
+    if not off:
+        return None
+    kept = [leg for leg in calibration.weights if leg not in off]
+    scores = ", ".join(f"{leg} {calibration.leg_mrr.get(leg, 0):.2f}" for leg in calibration.weights)
+    return (f"calibration switched {', '.join(off)} off: it ranks as {', '.join(kept)} alone (MRR@10 on "
+            f"{calibration.pseudo_queries} pseudo-queries: {scores}; equal weights {calibration.equal_weights_mrr:.2f}, "
+            f"chosen {calibration.fused_mrr:.2f}). Pass hybrid_weights to choose the weights yourself.")
+
+
 async def calibrated_weights(
     context: QueryContext, mode: str, legs: Sequence[str], leg_options: Mapping[str, Mapping[str, Any]] | None = None
 ) -> Calibration | None:
