@@ -194,6 +194,9 @@ async def test_stdio_allow_writes_offers_the_write_tools(answer_kb, tmp_path):
                                                              "document_id": "insulin", "name": "insulin.md"}))
         assert added["job"]["status"] == "done"
         assert data(await client.call_tool("search", {"query": "Banting insulin"}))["results"][0]["document_id"] == "insulin"
+        removed = data(await client.call_tool("remove_document", {"document_id": "insulin"}))
+        assert removed["job"]["status"] == "done" and removed["job"]["result"] == {"removed": ["insulin"]}
+        assert "insulin" not in {d["id"] for d in data(await client.call_tool("list_documents", {}))["documents"]}
 
 
 async def test_http_resources_list_the_documents_a_page_at_a_time(assistant_served, monkeypatch):
