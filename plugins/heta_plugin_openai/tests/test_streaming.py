@@ -106,3 +106,15 @@ async def test_the_concurrency_slot_is_held_while_a_stream_is_read(scripted_serv
 
 def test_plain_completion_body_is_unchanged():
     assert chat_completion_body("x")["object"] == "chat.completion"
+
+
+def test_a_broken_stream_is_caught_in_the_http_library_openai_is_built_on():
+    # openai 3 reads its streams with httpx2, earlier versions with httpx: a connection that breaks mid-answer
+    # raises that library's HTTPError, which must become a ModelError, not escape
+    import importlib
+
+    import openai
+    from heta_plugin_openai.connection import TRANSPORT_ERRORS
+
+    library = next(c.__module__.split(".")[0] for c in openai.DefaultAsyncHttpxClient.__mro__ if c.__module__.startswith("httpx"))
+    assert importlib.import_module(library).HTTPError in TRANSPORT_ERRORS

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
-import httpx
 import openai
 from heta_framework.common.models import EmbeddingModel, LanguageModel
 from heta_framework.common.remote import MalformedResponseError, RetryAfterGate, describe_body, is_retryable_status
@@ -55,6 +55,21 @@ def is_retryable(exc: BaseException) -> bool:
 def response_headers(exc: BaseException) -> object:
     return getattr(getattr(exc, "response", None), "headers", None)
 
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP errors the installed ``openai`` client can raise while a stream is read: openai 3 is built on
+    ``httpx2``, earlier versions on ``httpx`` (both come with it, so neither is a dependency of ours)."""
+    found: list[type[BaseException]] = []
+    for name in ("httpx2", "httpx"):
+        try:
+            found.append(importlib.import_module(name).HTTPError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+TRANSPORT_ERRORS = _transport_errors()
 
 class OpenAIConnection:
     def __init__(self, config: LanguageModel | EmbeddingModel, options: OpenAIOptions):
@@ -158,7 +173,7 @@ class OpenAIConnection:
                 yield stream
             except openai.OpenAIError as exc:
                 raise self._translate(what, exc) from None
-            except (httpx.HTTPError, json.JSONDecodeError) as exc:  # the connection broke off or a piece was not JSON
+            except (*TRANSPORT_ERRORS, json.JSONDecodeError) as exc:  # the connection broke off or a piece was not JSON
                 error = ModelError(
                     f"{self.where} broke off {what} for {self.config.model_name} mid-answer ({type(exc).__name__}); "
                     "the pieces before it were kept. Check the server's health and logs."
