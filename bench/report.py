@@ -25,6 +25,10 @@ COMPONENT_TITLES = {
                     "their LLM calls against a scripted model — `python bench/bench_hierarchical.py`",
     "postgres": "Every store on PostgreSQL + pgvector beside the embedded default — `python bench/bench_postgres.py`",
     "server": "`heta serve` under load beside in-process queries — `python bench/bench_server.py`",
+    "server_streaming": "`heta serve` under load with streamed answers and streamed chat completions in the mix — `python bench/bench_server_streaming.py`",
+    "agent": "agent_search against heta_multihop_search with a scripted model replaying tool plans; wiki build — `python bench/bench_agent.py`",
+    "multilingual_keywords": "Keyword modes under every analyzer and the default, per language and on a mixed English + French + Chinese "
+                             "knowledge base — `python bench/bench_multilingual.py --keywords-only`",
     "concurrency": "8 concurrent queries against sequential ones, per base mode — `python bench/bench_concurrency.py`",
     "build_steps": "persist_chunks and index_vectors beside plain sqlite3 / FAISS, texts in memory and doing the same work — `python bench/bench_build_steps.py`",
     "graph_scaling": "heta_graph_search without the model on a small and a large graph, exact and HNSW graph collections — `python bench/bench_graph_scaling.py`",

@@ -55,6 +55,12 @@ LARGER = (
     # HiRAG and LeanRAG beside hybrid, rerank, GraphRAG and LightRAG on 1,000 articles (offline), then their LLM calls
     # against a scripted model on 100 articles: ~25 minutes on 2 cores (most of it embedding entity descriptions)
     ("bench_hierarchical.py", "bench_hierarchical.py", ["--articles", "1000", "--llm-articles", "100"]),
+    # the keyword modes under every analyzer and the default (auto), per language and on a mixed knowledge base
+    ("bench_multilingual.py --keywords-only", "bench_multilingual.py", ["--keywords-only"]),
+    # heta serve with streamed answers and chat completions among the five modes, 8 clients for 45 s: errors and latency
+    ("bench_server_streaming.py", "bench_server_streaming.py", []),
+    # agent_search and heta_multihop_search on a MultiHop-RAG-format sample with a scripted model; wiki pages/s
+    ("bench_agent.py", "bench_agent.py", []),
 )
 
 
