@@ -14,6 +14,7 @@ from heta_framework.builtin.stores.sqlite_chunks import SQLiteChunkStore, SQLite
 from heta_framework.kb import KnowledgeBase
 from heta_framework.kb.documents import Chunk
 from heta_framework.kb.recipe import Recipe, StoreConfig
+from heta_framework.testing.languages import FRENCH_ARTICLES, FRENCH_QUERIES
 
 CHINESE_SET = Path(__file__).resolve().parents[2] / "bench" / "data" / "chinese_known_items.json"
 
@@ -127,15 +128,6 @@ def test_language_detection_names_an_analyzer():
     assert detect_language("12345 !!! 3.14", default="english") == "english"  # no letters: nothing to detect
 
 
-FRENCH_ARTICLES = [
-    ("hockey", "Vladislav Tretiak — en russe Владисла́в Алекса́ндрович Третья́к — est un gardien de but de hockey sur glace "
-               "soviétique, considéré comme l'un des meilleurs gardiens de l'histoire."),
-    ("fleuve", "La Loire est le plus long fleuve de France ; elle prend sa source au mont Gerbier-de-Jonc."),
-    ("fromage", "Le camembert est un fromage à pâte molle fabriqué en Normandie à partir de lait de vache."),
-    ("volcan", "Le puy de Dôme est un volcan endormi de la chaîne des Puys, dans le Massif central."),
-    ("peintre", "Claude Monet est un peintre français, l'un des fondateurs de l'impressionnisme."),
-    ("cathedrale", "La cathédrale de Chartres est un chef-d'œuvre de l'architecture gothique, célèbre pour ses vitraux."),
-]
 
 
 def test_a_name_in_another_script_changes_nothing_for_french_queries(tmp_path):
@@ -146,8 +138,7 @@ def test_a_name_in_another_script_changes_nothing_for_french_queries(tmp_path):
     for store in (auto, french):
         store.upsert_chunks([chunk(cid, text) for cid, text in FRENCH_ARTICLES])
     assert auto.analyzer == "auto" and auto._language_counts() == {"french": len(FRENCH_ARTICLES)}
-    for query in ("gardiens de but soviétiques", "le plus long fleuve", "fromages normands", "les volcans endormis",
-                  "peintres impressionnistes", "les vitraux gothiques"):
+    for query in FRENCH_QUERIES:
         assert top_ids(auto, query) == top_ids(french, query) != []
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from heta_framework.kb import SourceDocument
+from heta_framework.testing.languages import FRENCH_ARTICLES, FRENCH_QUERIES
 from heta_plugin_fulltext.manifest import MANIFEST_FILE
 
 MIXED = [
@@ -88,18 +89,7 @@ async def test_a_stray_language_does_not_change_french_results(make_kb):
     # stray language never makes French queries analysed as Russian
     documents = [SourceDocument(id=i, name=f"{i}.txt", text=t) for i, t in FRENCH_ARTICLES]
     auto, french = await make_kb(documents, analyzer=None), await make_kb(documents, analyzer="french")
-    for query in ("gardiens de but soviétiques", "le plus long fleuve", "fromages normands", "les volcans endormis",
-                  "peintres impressionnistes", "les vitraux gothiques"):
+    for query in FRENCH_QUERIES:
         ranked = ids(await auto.query(query, mode="full_text_search", top_k=3))
         assert ranked == ids(await french.query(query, mode="full_text_search", top_k=3)) != [], query
 
-
-FRENCH_ARTICLES = [
-    ("hockey", "Vladislav Tretiak — en russe Владисла́в Алекса́ндрович Третья́к — est un gardien de but de hockey sur glace "
-               "soviétique, considéré comme l'un des meilleurs gardiens de l'histoire."),
-    ("fleuve", "La Loire est le plus long fleuve de France ; elle prend sa source au mont Gerbier-de-Jonc."),
-    ("fromage", "Le camembert est un fromage à pâte molle fabriqué en Normandie à partir de lait de vache."),
-    ("volcan", "Le puy de Dôme est un volcan endormi de la chaîne des Puys, dans le Massif central."),
-    ("peintre", "Claude Monet est un peintre français, l'un des fondateurs de l'impressionnisme."),
-    ("cathedrale", "La cathédrale de Chartres est un chef-d'œuvre de l'architecture gothique, célèbre pour ses vitraux."),
-]
