@@ -95,6 +95,10 @@ class TestModesWithALanguageModel(AccessLeakageSuite):
             yield kb
             kb.close()
 
+    #: the tool-calling modes need a model that calls tools, which this echo does not: heta-plugin-wiki runs this
+    #: suite over them with a scripted model that searches, reads and cites whatever it was shown
+    skip_modes = frozenset({"agent_search", "wiki_agent_search"})
+
     def ask(self, kb, text, mode, principals, top_k=10):
         options = {"answer": True, **({"llm_answer": True} if mode == "graphrag_global_search" else {})}
         return kb.sync.query(text, mode=mode, top_k=top_k, trace=True, principals=principals, options=options)

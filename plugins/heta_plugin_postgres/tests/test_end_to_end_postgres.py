@@ -82,7 +82,9 @@ def both(postgres_dsn, tmp_path_factory):
     folder = tmp_path_factory.mktemp("e2e")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HETA_POSTGRES_DSN", postgres_dsn)
-        embedded = build(folder / "embedded", starter_recipe_text(), registry)
+        # PostgreSQL's SQL store analyses every chunk with one configuration ("simple"), where SQLite's default follows
+        # each chunk's language: the embedded SQL store is pinned to the same analysis, so the backends are compared
+        embedded = build(folder / "embedded", starter_recipe_text() + '\n[stores.sql]\ntype = "sqlite"\nanalyzer = "standard"\n', registry)
         postgres = build(folder / "postgres", postgres_recipe_text("e2e_demo"), registry)
         # the embedded ranking with room for every tie of its first result (see tied_with_the_first)
         yield embedded, postgres, (rankings(embedded, 5), rankings(embedded, 20)), rankings(postgres, 5)
