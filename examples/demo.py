@@ -31,12 +31,15 @@ QUESTIONS = {
     "graphrag_global_search": "What are the main themes across these documents?",
     "hi_rag_query": "How are the discoveries in medicine and biology connected?",
     "lean_rag_query": "What links Alan Turing to modern computing?",
+    "wiki_hybrid_search": "the history of space exploration",
 }
-#: the hierarchical families build on the graph the starter recipe made: (plugin, its steps)
-HIERARCHICAL = (
-    ("heta_plugin_graphrag", ("detect_communities", "community_reports")),
-    ("heta_plugin_hirag", ("hirag_hierarchical_aggregation", "hirag_community", "hirag_bridges")),
-    ("heta_plugin_leanrag", ("leanrag_aggregate",)),
+#: the families added after the starter recipe: the hierarchical ones build on the graph it made, the wiki writes
+#: a page per document: (plugin, its steps, the mode queried)
+FAMILIES = (
+    ("heta_plugin_graphrag", ("detect_communities", "community_reports"), "graphrag_global_search"),
+    ("heta_plugin_hirag", ("hirag_hierarchical_aggregation", "hirag_community", "hirag_bridges"), "hi_rag_query"),
+    ("heta_plugin_leanrag", ("leanrag_aggregate",), "lean_rag_query"),
+    ("heta_plugin_wiki", ("build_wiki_pages", "split_wiki_pages", "index_wiki_pages"), "wiki_hybrid_search"),
 )
 
 
@@ -62,24 +65,25 @@ def show_table_and_image() -> None:
         )
 
 
-def add_hierarchical_families(queried: list[str]) -> None:
-    """GraphRAG, HiRAG and LeanRAG build on the same graph: add their steps, build again (the finished steps
-    keep their work: only the new ones run), and query their modes."""
+def add_families(queried: list[str]) -> None:
+    """GraphRAG, HiRAG and LeanRAG build on the same graph, the wiki on the same documents: add their steps, build
+    again (the finished steps keep their work: only the new ones run), and query their modes."""
     import tomllib
 
     import tomli_w
 
-    installed = [(plugin, steps) for plugin, steps in HIERARCHICAL if importlib.util.find_spec(plugin) is not None]
+    installed = [(plugin, steps, mode) for plugin, steps, mode in FAMILIES if importlib.util.find_spec(plugin) is not None]
     if not installed:
         return
     recipe_path = KB / "recipe.toml"
     recipe = tomllib.loads(recipe_path.read_text())
-    recipe["steps"] += [{"step": step} for _, steps in installed for step in steps]
+    recipe["steps"] += [{"step": step} for _, steps, _ in installed for step in steps]
     recipe_path.write_text(tomli_w.dumps(recipe))
-    print("\nThe hierarchical families build on this graph. Their steps, added to the recipe, offline (extractive\n"
-          "summaries; a [models.language] writes them instead): " + ", ".join(s for _, steps in installed for s in steps))
+    print("\nThe hierarchical families build on this graph, the wiki on these documents. Their steps, added to the recipe,\n"
+          "offline (extractive summaries and pages; a [models.language] writes them instead): "
+          + ", ".join(s for _, steps, _ in installed for s in steps))
     heta("build", str(DOCUMENTS))
-    for mode in ("graphrag_global_search", "hi_rag_query", "lean_rag_query"):
+    for _, _, mode in installed:
         if mode not in queried:
             heta("query", QUESTIONS[mode], "--mode", mode, "--top-k", "3")
 
@@ -99,13 +103,13 @@ def main() -> None:
     for mode in manifest:
         heta("query", QUESTIONS.get(mode, "ocean life"), "--mode", mode, "--top-k", "3")
     show_table_and_image()
-    add_hierarchical_families(manifest)
+    add_families(manifest)
     print(
         "\nKeep the models loaded and serve this knowledge base over HTTP (search page and JSON API):\n\n"
         f"  .venv/bin/heta --kb {KB.name} serve        # then open http://127.0.0.1:8321/  (API schema: /openapi.json)\n\n"
         "It needs the heta-server distribution (installed here); see docs/server.md."
     )
-    missing = [m for m in QUESTIONS if m not in manifest and m not in ("graphrag_global_search", "hi_rag_query", "lean_rag_query")]
+    missing = [m for m in QUESTIONS if m not in manifest and m not in {mode for _, _, mode in FAMILIES}]
     if missing:
         print(
             f"\nNot available in this demo: {', '.join(missing)}.\n"
