@@ -166,6 +166,41 @@ async def test_required_assets_and_availability(tmp_path, engines):
     assert no_full_text.unavailable_queries()["heta_rerank_search"] == ["asset chunk_full_text_index is not built"]
 
 
+# --- fusion_search: vector + full text, no graph ----------------------------------------
+
+
+async def test_fusion_search_fuses_vector_and_full_text_by_rank(kb, engines):
+    response = await kb.query(QUESTION, mode="fusion_search", top_k=4)
+    by_id = {r.id: r for r in response.results}
+    # penicillin#0: vector rank 2 and full-text rank 2; antibiotic#1: vector 1 and full text 3
+    assert by_id["penicillin#0"].score == pytest.approx(1 / 62 + 1 / 62)
+    assert by_id["antibiotic#1"].score == pytest.approx(1 / 61 + 1 / 63)
+    assert ids(response) == ["antibiotic#1", "penicillin#0", "penicillin#3", "louis-pasteur#0"]
+    assert not engines["heta_graph_search"].calls  # the graph is never asked
+    assert response.metadata["fusion"]["weights"] == {"vector_search": 1.0, "full_text_search": 1.0}
+
+
+async def test_fusion_weights_prefer_a_source_zero_skips_it_and_bad_keys_are_named(kb, engines):
+    text_only = await kb.query(QUESTION, mode="fusion_search", top_k=3, options={"fusion_weights": {"vector_search": 0}})
+    assert ids(text_only) == [r.id for r in FULL_TEXT_HITS]
+    assert not engines["vector_search"].calls
+    assert text_only.metadata["fusion"]["weights_origin"] == "explicit"
+    with pytest.raises(ValueError, match="fusion_weights has unknown mode.*heta_graph_search"):
+        await kb.query(QUESTION, mode="fusion_search", options={"fusion_weights": {"heta_graph_search": 1.0}})
+    with pytest.raises(ValueError, match="hybrid_weights"):  # hybrid_search's option is not this mode's
+        await kb.query(QUESTION, mode="fusion_search", options={"hybrid_weights": {"vector_search": 1.0}})
+
+
+async def test_without_a_graph_fusion_search_is_available_and_the_default_mode(tmp_path, engines):
+    minimal = await fake_knowledge_base(tmp_path / "kb", engines.values(), kinds=("chunk_vector_index", "chunk_full_text_index"))
+    assert "fusion_search" in minimal.available_queries
+    assert "hybrid_search" not in minimal.available_queries
+    response = await minimal.query(QUESTION, top_k=2)
+    assert response.metadata["fusion"]["weights"] == {"vector_search": 1.0, "full_text_search": 1.0}
+    no_full_text = await fake_knowledge_base(tmp_path / "kb2", engines.values(), kinds=("chunk_vector_index",))
+    assert no_full_text.unavailable_queries()["fusion_search"] == ["asset chunk_full_text_index is not built"]
+
+
 # --- heta_rerank_search ---------------------------------------------------------------
 
 

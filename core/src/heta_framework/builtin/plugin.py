@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from heta_framework.builtin.delimited import DELIMITED_PARSER
+from heta_framework.builtin.engines.fusion_search import FusionSearchEngine
 from heta_framework.builtin.engines.hybrid import HybridSearchEngine
 from heta_framework.builtin.engines.multihop import MultihopSearchEngine
 from heta_framework.builtin.engines.rerank import RerankSearchEngine
@@ -31,6 +32,7 @@ def register_query_engines(register):
     register(SqlTextSearchEngine())
     # composed modes: they reach their base modes (from any plugin) only through QueryContext.query
     register(HybridSearchEngine())
+    register(FusionSearchEngine())
     register(RerankSearchEngine())
     register(RewriteSearchEngine(base_mode="heta_rerank_search"))
     register(MultihopSearchEngine(base_mode="heta_rerank_search"))

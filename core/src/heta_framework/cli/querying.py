@@ -46,7 +46,7 @@ def mode_rows(kb: Any) -> list[dict[str, Any]]:
             "install": None,
             "aliases": kb.query_engines.aliases_of(mode),
             **({"fusion": calibrations[mode].to_dict() if calibrations[mode] else None} if mode in calibrations else {}),
-            **({"note": note} if (note := fusion_note(calibrations.get(mode))) else {}),
+            **({"note": note} if (note := fusion_note(calibrations.get(mode), mode)) else {}),
         }
         for mode in kb.query_engines.modes
     ]

@@ -210,21 +210,44 @@ class PageImage:
 
 
 class DocumentParseError(Exception):
-    """Raised by a parser for a corrupt or unreadable document; becomes a ``corrupt_document`` issue."""
+    """Raised by a parser for a document it cannot read; becomes an issue with ``code`` (``corrupt_document``
+    unless the parser knows better: a layout service that timed out, a converter that is not installed).
+
+    ``outcome`` says what happens to the document and what the user can do, in the issue.
+    """
+
+    code: str = "corrupt_document"
+    outcome: str = "Not indexed."
+
+    def __init__(self, message: str = "", *, code: str | None = None, outcome: str | None = None):
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        if outcome is not None:
+            self.outcome = outcome
 
 
 @attrs.frozen
 class DocumentParser:
-    """What ``register_parsers`` registers. ``parse(data, name)`` gets the raw bytes and file name."""
+    """What ``register_parsers`` registers. ``parse(data, name)`` gets the raw bytes and file name.
+
+    A parser that needs settings (a service's address) has a ``config_type`` (an attrs class, as
+    store types have) and ``configure``: the recipe's ``[parsers.documents.options.<name>]`` table,
+    structured into ``config_type``, and the parsers it stands in front of (a ``ParserSet``, to fall
+    back on) give the parser that is used. It may register no extensions of its own, so that
+    installing it changes nothing until the recipe configures it.
+    """
 
     name: str
     extensions: tuple[str, ...]
     parse: Callable[[bytes, str], ParseResult]
     description: str = ""
+    config_type: type | None = None
+    configure: Callable[[Any, ParserSet], DocumentParser] | None = attrs.field(default=None, eq=False, repr=False)
 
 
 class ParserSet:
-    """The ``parsers.documents`` component: picks a parser by file extension."""
+    """The ``parsers.documents`` component: picks a parser by file extension (a later parser wins an extension)."""
 
     def __init__(self, parsers: Iterable[DocumentParser]):
         self._by_extension: dict[str, DocumentParser] = {}

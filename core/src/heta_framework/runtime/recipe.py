@@ -70,9 +70,11 @@ class StoreConfig:
 
 @attrs.frozen
 class ParserConfig:
-    """``[parsers.documents]``: which registered parsers to use (all by default)."""
+    """``[parsers.documents]``: which registered parsers to use (all by default), and the settings of those
+    that take some (``[parsers.documents.options.mineru] endpoint = "http://..."``), by parser name."""
 
     only: tuple[str, ...] = ()
+    options: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict, converter=_dict)
 
 
 @attrs.frozen
@@ -314,6 +316,9 @@ def structure_recipe(data: Mapping[str, Any], registry: PluginRegistry) -> Recip
         name: problems.attempt(_structure, value, ParserConfig, f"$.parsers.{name}")
         for name, value in _table(data, "parsers", problems).items()
     }
+    for name, parsers_config in parsers.items():
+        for parser_name, options in (parsers_config.options if isinstance(parsers_config, ParserConfig) else {}).items():
+            problems.attempt(parser_config, parser_name, options, registry, f"$.parsers.{name}.options.{parser_name}")
     steps = tuple(
         problems.attempt(structure_step, entry, registry, f"$.steps[{i}]")
         for i, entry in enumerate(_table(data, "steps", problems, array=True))
@@ -457,6 +462,20 @@ def _unstructure_model(model: _ModelConfig, *, include_secrets: bool, mask: bool
     return data
 
 
+def parser_config(parser_name: str, options: Any, registry: PluginRegistry, path: str) -> Any:
+    """The settings of a parser from the recipe's ``[parsers.documents.options.<name>]``: an installed
+    parser that takes settings, and only the ones its ``config_type`` declares (nothing is contacted)."""
+    found = {parser.name: parser for parser in registry.parsers}
+    parser = found.get(parser_name)
+    if parser is None:
+        raise _error(path, f"no parser named {parser_name!r} is installed (installed: {', '.join(sorted(found)) or 'none'})")
+    if parser.config_type is None or parser.configure is None:
+        raise _error(path, f"the parser {parser_name!r} takes no options")
+    if not isinstance(options, Mapping):
+        raise _error(path, f"the options of the parser {parser_name!r} must be a table")
+    return _structure(dict(options), parser.config_type, path)
+
+
 def _unstructure_recipe(recipe: Recipe, *, include_secrets: bool, mask: bool = False) -> dict[str, Any]:
     models: dict[str, Any] = {}
     for kind in _MODEL_TYPES:
@@ -474,7 +493,8 @@ def _unstructure_recipe(recipe: Recipe, *, include_secrets: bool, mask: bool = F
     if recipe.stores:
         data["stores"] = {slot: {"type": s.type, **dict(s.options)} for slot, s in recipe.stores.items()}
     if recipe.parsers:
-        data["parsers"] = {name: _converter.unstructure(p) for name, p in recipe.parsers.items()}
+        # an empty options table is left out, so recipes written before parsers took options read the same
+        data["parsers"] = {name: {k: v for k, v in _converter.unstructure(p).items() if k != "options" or v} for name, p in recipe.parsers.items()}
     data["steps"] = [unstructure_step(step) for step in recipe.steps]
     if recipe.query:
         data["query"] = {mode: dict(options) for mode, options in recipe.query.items()}

@@ -389,9 +389,13 @@ def stored_calibrations(kb: Any) -> dict[str, Calibration | None]:
     return {mode: None if entry is None else Calibration.from_dict(entry) for mode, entry in data.get("modes", {}).items()}
 
 
-def fusion_note(calibration: Calibration | None) -> str | None:
-    """One line on a calibration that switched a leg off (weight 0), else None: a composed mode that is one of
-    its legs is worth knowing about (``heta modes``)."""
+#: the option that sets a mode's weights by hand, where it is not ``hybrid_weights``
+WEIGHTS_OPTION = {"fusion_search": "fusion_weights"}
+
+
+def fusion_note(calibration: Calibration | None, mode: str = "hybrid_search") -> str | None:
+    """One line on a calibration of ``mode`` that switched a leg off (weight 0), else None: a composed mode that is
+    one of its legs is worth knowing about (``heta modes``)."""
     if calibration is None:
         return None
     off = [leg for leg, weight in calibration.weights.items() if weight == 0]
@@ -401,7 +405,7 @@ def fusion_note(calibration: Calibration | None) -> str | None:
     scores = ", ".join(f"{leg} {calibration.leg_mrr.get(leg, 0):.2f}" for leg in calibration.weights)
     return (f"calibration switched {', '.join(off)} off: it ranks as {', '.join(kept)} alone (MRR@10 on "
             f"{calibration.pseudo_queries} pseudo-queries: {scores}; equal weights {calibration.equal_weights_mrr:.2f}, "
-            f"chosen {calibration.fused_mrr:.2f}). Pass hybrid_weights to choose the weights yourself.")
+            f"chosen {calibration.fused_mrr:.2f}). Pass {WEIGHTS_OPTION.get(mode, 'hybrid_weights')} to choose the weights yourself.")
 
 
 async def calibrated_weights(

@@ -17,6 +17,7 @@ from heta_framework.contracts.query_options import accepted_options
 
 MAX_DEFAULT_CANDIDATES = 50
 DEFAULT_HYBRID_WEIGHTS = {"vector_search": 1.0, "heta_graph_search": 1.0}
+DEFAULT_FUSION_WEIGHTS = {"vector_search": 1.0, "full_text_search": 1.0}
 DEFAULT_MAX_ROUNDS = 3
 
 
@@ -53,6 +54,22 @@ class HybridSearchOptions(FusionOptions):
 
     def weights(self) -> dict[str, float]:
         return {**DEFAULT_HYBRID_WEIGHTS, **{mode: float(w) for mode, w in (self.hybrid_weights or {}).items()}}
+
+
+@attrs.frozen
+class FusionSearchOptions(FusionOptions):
+    """``fusion_search`` options; modes left out of ``fusion_weights`` keep their default weight."""
+
+    #: fusion weight per base mode, default ``{"vector_search": 1.0, "full_text_search": 1.0}``
+    fusion_weights: Mapping[str, float] | None = attrs.field(
+        default=None,
+        converter=_weights,
+        validator=weights_for(DEFAULT_FUSION_WEIGHTS),
+        metadata={"default_doc": '{"vector_search": 1.0, "full_text_search": 1.0}'},
+    )
+
+    def weights(self) -> dict[str, float]:
+        return {**DEFAULT_FUSION_WEIGHTS, **{mode: float(w) for mode, w in (self.fusion_weights or {}).items()}}
 
 
 @attrs.frozen

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from heta_framework.builtin.engines.calibration import calibrated_weights, weights_metadata
 from heta_framework.builtin.engines.composed_options import DEFAULT_HYBRID_WEIGHTS, HybridSearchOptions
-from heta_framework.builtin.engines.fusion import RankedList, merge_issues, reciprocal_rank_fusion
 from heta_framework.builtin.engines.mode_assets import HYBRID_ASSETS
+from heta_framework.builtin.engines.two_leg_fusion import fuse_two_legs
 from heta_framework.contracts.query_options import query_options
 from heta_framework.contracts.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef
 
@@ -29,22 +27,4 @@ class HybridSearchEngine:
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
         options: HybridSearchOptions = query_options(self, request)
-        candidates = options.candidates(request.top_k)
-        smoothing = options.rrf_k
-        weights = options.weights()
-        calibration = None
-        if options.hybrid_weights is None:  # explicit weights win; the defaults are fitted to this knowledge base
-            calibration = await calibrated_weights(context, self.mode, tuple(DEFAULT_HYBRID_WEIGHTS))
-            if calibration is not None:
-                weights = dict(calibration.weights)
-        base_modes = [mode for mode, weight in weights.items() if weight > 0]
-        responses = await asyncio.gather(*(context.query(request.text, mode=mode, top_k=candidates) for mode in base_modes))
-        fused = reciprocal_rank_fusion(
-            [RankedList(mode, response.results, weights[mode]) for mode, response in zip(base_modes, responses)],
-            rrf_k=smoothing,
-        )
-        metadata: dict[str, Any] = {"fusion": {"rrf_k": smoothing, "candidate_top_k": candidates, **weights_metadata(weights, calibration, options.hybrid_weights)}}
-        issues = merge_issues(*(response.issues for response in responses))
-        if issues:
-            metadata["issues"] = issues
-        return QueryResponse(results=fused[: request.top_k], metadata=metadata)
+        return await fuse_two_legs(self.mode, request, context, options, tuple(DEFAULT_HYBRID_WEIGHTS), options.hybrid_weights)

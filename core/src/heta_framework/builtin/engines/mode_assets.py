@@ -19,6 +19,7 @@ GRAPH_VECTOR_INDEX = SearchAssetRef(kind="graph_vector_index")
 
 HYBRID_ASSETS = frozenset({CHUNK_VECTOR_INDEX, GRAPH_TABLES, GRAPH_VECTOR_INDEX})
 RERANK_ASSETS = HYBRID_ASSETS | {CHUNK_FULL_TEXT_INDEX}
+FUSION_ASSETS = frozenset({CHUNK_VECTOR_INDEX, CHUNK_FULL_TEXT_INDEX})
 
 MODE_ASSETS: dict[str, frozenset[SearchAssetRef]] = {
     "vector_search": frozenset({CHUNK_VECTOR_INDEX}),
@@ -27,6 +28,7 @@ MODE_ASSETS: dict[str, frozenset[SearchAssetRef]] = {
     "heta_graph_search": frozenset({GRAPH_TABLES, GRAPH_VECTOR_INDEX}),
     "hybrid_search": HYBRID_ASSETS,
     "heta_rerank_search": RERANK_ASSETS,
+    "fusion_search": FUSION_ASSETS,
 }
 
 

@@ -14,7 +14,7 @@ from heta_framework.builtin.image_reading import find_image_reader, merge_page_t
 from heta_framework.builtin.parsers import BinaryDocumentError, ParserDependencyError
 from heta_framework.common.validators import number, positive_whole_number
 from heta_framework.contracts.components import parser_ref, store_ref
-from heta_framework.contracts.documents import document_key
+from heta_framework.contracts.documents import DocumentParseError, document_key
 from heta_framework.contracts.steps import (
     StepCapabilities,
     StepCleanupPlan,
@@ -151,10 +151,11 @@ class ParseDocuments:
                     outcome="Not indexed until the extra is installed.",
                 )
                 continue
-            except Exception as exc:  # DocumentParseError, or a parser bug: neither may stop the build
+            except Exception as exc:  # DocumentParseError (its own code, corrupt_document by default), or a parser bug: neither may stop the build
+                code, outcome = (exc.code, exc.outcome) if isinstance(exc, DocumentParseError) else ("corrupt_document", "Not indexed.")
                 context.report(
-                    "corrupt_document", f"{where} could not be parsed by {parser.name!r}: {exc}",
-                    subject=subject, action="skipped_document", outcome="Not indexed.",
+                    code, f"{where} could not be parsed by {parser.name!r}: {exc}",
+                    subject=subject, action="skipped_document", outcome=outcome,
                     details={"error_type": type(exc).__name__},
                 )
                 continue

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from heta_framework.contracts.documents import ParserSet
 from heta_framework.errors import KnowledgeBaseError, UnknownNameError
-from heta_framework.runtime.recipe import Recipe, validate_executor_options, validate_store_options
+from heta_framework.runtime.recipe import Recipe, parser_config, validate_executor_options, validate_store_options
 
 if TYPE_CHECKING:
     from heta_framework.plugins.registry import PluginRegistry
@@ -60,9 +60,23 @@ class ComponentSet:
         if kind == "stores":
             return self._open_store(key, rest)
         if kind == "parsers":
-            only = set(self.recipe.parsers[rest].only) if rest in self.recipe.parsers else set()
-            return ParserSet([p for p in self.registry.parsers if not only or p.name in only])
+            return self._open_parsers(rest)
         raise UnknownNameError(f"Unknown component {key!r}: keys start with models., stores. or parsers.")
+
+    def _open_parsers(self, name: str) -> ParserSet:
+        """The registered parsers (those ``only`` names); a parser given options by the recipe is configured
+        with the others as its fallbacks, and comes last, so it wins the extensions it takes."""
+        settings = self.recipe.parsers.get(name)
+        only = set(settings.only) if settings is not None else set()
+        options = dict(settings.options) if settings is not None else {}
+        chosen = [p for p in self.registry.parsers if not only or p.name in only]
+        plain = ParserSet([p for p in chosen if p.name not in options])
+        configured = []
+        for parser in chosen:
+            if parser.name in options and parser.configure is not None:
+                config = parser_config(parser.name, options[parser.name], self.registry, f"$.parsers.{name}.options.{parser.name}")
+                configured.append(parser.configure(config, plain))
+        return ParserSet([*[p for p in chosen if p.name not in options], *configured])
 
     def _open_store(self, key: str, slot_and_name: str) -> Any:
         store = self.recipe.stores.get(slot_and_name)

@@ -13,6 +13,8 @@ from typing import Any
 import attrs
 
 from heta_framework.builtin.answering import answer_from_results
+from heta_framework.common import tracing
+from heta_framework.common.usage import metering, usage_attributes
 from heta_framework.contracts.query_memo import QueryMemo
 from heta_framework.contracts.query_options import check_options
 from heta_framework.contracts.search import QueryContext, QueryHost, QueryRequest, QueryResponse, TraceNode, elapsed_ms
@@ -26,7 +28,7 @@ from heta_framework.runtime.recipe import Recipe
 log = logging.getLogger(__name__)
 
 #: preference order when ``query()`` is called without a mode
-DEFAULT_MODE_ORDER = ("heta_rerank_search", "hybrid_search", "vector_search", "full_text_search", "sql_text_search")
+DEFAULT_MODE_ORDER = ("heta_rerank_search", "hybrid_search", "fusion_search", "vector_search", "full_text_search", "sql_text_search")
 
 
 class Querying:
@@ -87,12 +89,16 @@ class Querying:
         # the recipe's [query.MODE] defaults sit under the caller's own options
         options = {**self._recipe.query_defaults(mode), **(options or {})}
         request = QueryRequest(text=text, mode=mode, top_k=top_k, filters=filters or {}, options=options, trace=trace, access=scope)
-        response = await self._query_committed_state(request)
-        # the writer's own steps may query what they are building; a lock probe only while a run is unfinished
-        if not loaded.writing and (being_built := self._documents_being_built()) and loaded.state.writer_active():
-            response = hide_documents(response, being_built)
+        attributes = {"heta.kb": self._path.name, "heta.query.mode": mode, "heta.query.top_k": top_k, **tracing.query_text_attributes(text)}
+        with tracing.span("heta.query", attributes) as span, metering() as meter:
+            response = await self._query_committed_state(request)
+            # the writer's own steps may query what they are building; a lock probe only while a run is unfinished
+            if not loaded.writing and (being_built := self._documents_being_built()) and loaded.state.writer_active():
+                response = hide_documents(response, being_built)
+            usage = meter.to_dict()
+            tracing.set_attributes(span, {"heta.query.results": len(response.results), **usage_attributes(usage)})
         # which mode ran, so a caller that let Heta choose can tell (the CLI's --json shows it)
-        return attrs.evolve(response, metadata={**response.metadata, "mode": mode})
+        return attrs.evolve(response, metadata={**response.metadata, "mode": mode}, usage=usage)
 
     def _documents_being_built(self) -> frozenset[str]:
         """New documents of an unfinished run (``committed_view``), computed once per state of its record."""
@@ -145,8 +151,12 @@ class Querying:
             request = attrs.evolve(request, filters=scope.restrict(request.filters))
         context = QueryContext(self._host, request, stack, memo)
         started = time.perf_counter()
-        response = keep_readable(await engine.query(request, context), scope)
-        response = await self._maybe_answer(request, response)
+        attributes = {"heta.kb": self._path.name, "heta.query.mode": request.mode, "heta.query.top_k": request.top_k,
+                      "heta.query.depth": len(stack), "heta.query.caller": stack[-1] if stack else None}
+        with tracing.span(f"heta.query.mode {request.mode}", attributes) as span:
+            response = keep_readable(await engine.query(request, context), scope)
+            response = await self._maybe_answer(request, response)
+            tracing.set_attributes(span, {"heta.query.results": len(response.results), "heta.query.issues": len(response.metadata.get("issues", ()))})
         if request.trace:
             node = TraceNode(
                 mode=request.mode,
