@@ -56,6 +56,7 @@ from heta_framework.kb.query_options import parse_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef, query_issue
 from heta_framework.kb.steps import model_ref
 from heta_framework.kb.stores import GraphStore, VectorStoreProtocol
+from heta_framework.kb.tracing import store_span
 
 from heta_plugin_graph.assets import GRAPH_SEARCH_MODE
 from heta_plugin_graph.normalize import normalize_name
@@ -197,19 +198,25 @@ class HetaGraphSearchEngine:
         want_relations = options.include in ("both", "relations") and relations_collection is not None
         one_per_text = (index.metadata if index else {}).get("relation_vectors") == "one_per_text"
         overfetch = DISTINCT_RELATION_OVERFETCH if one_per_text else RELATION_OVERFETCH
-        visible = await asyncio.to_thread(fact_visibility, graph, request)
+        tables_key, index_key = tables.store if tables else "stores.graph", index.store if index else "stores.vector"
+        with store_span("graph.visibility", tables_key):
+            visible = await asyncio.to_thread(fact_visibility, graph, request)
         if visible.nothing_visible:
             return QueryResponse(metadata={"candidates": 0})
         # the two collections are scanned at once, each on its own thread: the scans are most of the mode's time
         # without the model (55k entity and 95k relation vectors at the 10k bench tier), and FAISS frees the GIL
-        entity_hits, relation_scores = await asyncio.gather(
-            asyncio.to_thread(_entity_hits, entities_collection, query_vector, options, request.top_k, visible.entity_filter),
-            asyncio.to_thread(_distinct_relation_hits, relations_collection, query_vector, options.relation_top_k or request.top_k,
-                              options.min_score, overfetch, visible.relation_filter) if want_relations else _nothing(),
-        )
-        return await asyncio.to_thread(
-            self._search, request, options, graph, entities_collection, query_vector, entity_hits, relation_scores, visible,
-        )
+        with store_span("vector.search", index_key, {"heta.store.collection": entity_name, "heta.query.top_k": request.top_k,
+                                                     "heta.graph.relations": want_relations}):
+            entity_hits, relation_scores = await asyncio.gather(
+                asyncio.to_thread(_entity_hits, entities_collection, query_vector, options, request.top_k, visible.entity_filter),
+                asyncio.to_thread(_distinct_relation_hits, relations_collection, query_vector, options.relation_top_k or request.top_k,
+                                  options.min_score, overfetch, visible.relation_filter) if want_relations else _nothing(),
+            )
+        # the neighbourhood walk and the reads of the facts' records and evidence
+        with store_span("graph.expand", tables_key, {"heta.graph.seeds": len(entity_hits)}):
+            return await asyncio.to_thread(
+                self._search, request, options, graph, entities_collection, query_vector, entity_hits, relation_scores, visible,
+            )
 
     def _search(self, request: QueryRequest, options: GraphSearchOptions, graph: Any, entities_collection: Any,
                 query_vector: np.ndarray, entity_hits: dict[str, float], relation_scores: dict[str, float],

@@ -23,6 +23,7 @@ from heta_framework.kb.query_options import query_options
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, QueryResult, SearchAssetRef
 from heta_framework.kb.steps import ComponentRef, model_ref
 from heta_framework.kb.stores import VectorStoreProtocol
+from heta_framework.kb.tracing import store_span
 
 from heta_plugin_vector.steps import CHUNK_COLLECTION
 
@@ -72,7 +73,9 @@ class VectorSearchEngine:
                 f"The query vector has {query.shape[1]} dimensions but the index holds {collection.dimension}-d vectors "
                 f"(built with {built_model or 'another model'}). Use the embedding model the index was built with."
             )
-        hits = (await asyncio.to_thread(collection.search, query, request.top_k, dict(request.filters)))[0]
+        with store_span("vector.search", asset.store if asset else "stores.vector", {"heta.store.collection": collection.name,
+                                                                                     "heta.query.top_k": request.top_k}):
+            hits = (await asyncio.to_thread(collection.search, query, request.top_k, dict(request.filters)))[0]
         if options.min_score is not None:
             hits = [h for h in hits if h.score >= float(options.min_score)]
         return QueryResponse(

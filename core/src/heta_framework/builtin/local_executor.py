@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from heta_framework.common import tracing
 from heta_framework.common.tasks import gather_or_cancel
 from heta_framework.common.validators import positive_whole_number
 from heta_framework.contracts.executor import BatchFailure, BatchWork, ExecutorType, ModelSource, OnResult
@@ -43,10 +44,14 @@ class LocalExecutor:
 
         async def one(index: int, batch: Any) -> None:
             async with gate:
-                try:
-                    result: Any = await work.run(prepared, batch)
-                except Exception as exc:  # noqa: BLE001 - the step reports it and goes on
-                    result = BatchFailure(index, f"{type(exc).__name__}: {exc}")
+                # one span per batch, a child of the step's: where a slow or failing batch of a build shows up
+                with tracing.span("heta.batch", {"heta.step": step, "heta.batch.index": index, "heta.batch.size": _size(batch),
+                                                 "heta.executor": self.name}) as span:
+                    try:
+                        result: Any = await work.run(prepared, batch)
+                    except Exception as exc:  # noqa: BLE001 - the step reports it and goes on
+                        result = BatchFailure(index, f"{type(exc).__name__}: {exc}")
+                        tracing.set_attributes(span, {"error.type": type(exc).__name__})
                 results[index] = result
                 self._counts["tasks"] += 1
                 if on_result is not None:
@@ -61,6 +66,13 @@ class LocalExecutor:
 
     def close(self) -> None:
         pass
+
+
+def _size(batch: Any) -> int | None:
+    try:
+        return len(batch)
+    except TypeError:
+        return None
 
 
 def open_local_executor(config: LocalExecutorConfig | None, root: Path) -> LocalExecutor:

@@ -24,6 +24,24 @@ def _to_secret(value: Secret | str | None) -> Secret | None:
     return Secret(value=value)
 
 
+def _non_negative(instance: Any, attribute: attrs.Attribute, value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise ValueError(f"prices.{attribute.name} must be a number of at least 0 (per million tokens), got {value!r}")
+
+
+@attrs.frozen
+class ModelPrices:
+    """What a model costs per million tokens, as ``prices = {input = 0.15, output = 0.6}`` in its recipe table:
+    ``input`` for prompt (and embedded) tokens, ``output`` for completion tokens, in the currency you bill in.
+    With it, ``usage`` reports a ``cost`` for the model (docs/observability.md)."""
+
+    input: float = attrs.field(validator=_non_negative)
+    output: float = attrs.field(default=0.0, validator=_non_negative)
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
+
+
 def _validate_model_name(instance: Any, attribute: attrs.Attribute, value: str) -> None:
     provider, _, model = value.partition("/")
     if not provider or not model:
@@ -39,6 +57,8 @@ class _ModelConfig:
     api_key_env: str | None = None
     base_url: str | None = None
     options: Mapping[str, Any] = attrs.field(factory=dict)
+    #: per million tokens; ``usage`` then carries a ``cost`` for this model
+    prices: ModelPrices | None = None
 
     kind: str = attrs.field(init=False, default="model")
 

@@ -141,6 +141,8 @@ class StepReport:
     seconds: float
     issues: tuple[StepIssue, ...]
     stats: dict[str, Any]
+    #: the model calls the step made, by model (``heta_framework.common.usage``); empty for a skipped step
+    usage: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -155,6 +157,8 @@ class BuildReport:
     ingest: StepReport | None = None
     #: where the fanned-out work ran: the executor's name, tasks, failed and retried batches, tasks per worker
     executor: Mapping[str, Any] = attrs.field(factory=dict)
+    #: the model calls of the whole run, by model, with totals (and a cost where the recipe gives prices)
+    usage: Mapping[str, Any] = attrs.field(factory=dict)
 
     @property
     def issues(self) -> list[StepIssue]:
@@ -169,7 +173,7 @@ class BuildReport:
             "resumed": self.resumed,
             "steps": [
                 {"key": s.key, "name": s.name, "status": s.status, "seconds": round(s.seconds, 3), "stats": dict(s.stats),
-                 "issues": [issue_to_dict(i) for i in s.issues]}
+                 "issues": [issue_to_dict(i) for i in s.issues], "usage": dict(s.usage)}
                 for s in self.steps
             ],
             "ingest": None if self.ingest is None else {
@@ -178,6 +182,7 @@ class BuildReport:
             },
             "issues": len(self.issues),
             "executor": dict(self.executor),
+            "usage": dict(self.usage),
         }
 
     def to_text(self) -> str:
@@ -193,6 +198,12 @@ class BuildReport:
             lines.append(
                 f"  executor {self.executor['executor']}: {self.executor.get('tasks', 0)} task(s) on {len(workers)} worker(s), "
                 f"{self.executor.get('retried', 0)} retried, {self.executor.get('failed', 0)} failed"
+            )
+        if (totals := self.usage.get("totals")) and totals.get("model_calls"):
+            cost = f", cost {totals['cost']:.4f}" if "cost" in totals else ""
+            lines.append(
+                f"  model usage: {totals['model_calls']} call(s), {totals['embedded_texts']} text(s) embedded, "
+                f"{totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion token(s){cost}"
             )
         if self.issues:
             lines.append(f"{len(self.issues)} issue(s):")

@@ -154,6 +154,9 @@ class QueryResponse:
     citations: tuple[Citation, ...] = attrs.field(default=(), converter=_citations)
     trace: TraceNode | None = None
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
+    #: the model calls the query made, by model (``heta_framework.common.usage``): set on the caller's
+    #: response, empty on the responses of the modes a composed mode calls (their calls are in the caller's)
+    usage: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
 
     @property
     def issues(self) -> list[Mapping[str, Any]]:
@@ -330,7 +333,7 @@ _converter.register_structure_hook(TraceNode, _structure_trace)
 
 
 def response_to_dict(response: QueryResponse) -> dict[str, Any]:
-    """JSON-able: ``results`` (each with ``evidence`` and ``location``), ``answer``, ``citations``, ``metadata``, ``trace``."""
+    """JSON-able: ``results`` (each with ``evidence`` and ``location``), ``answer``, ``citations``, ``metadata``, ``trace``, ``usage``."""
     return _converter.unstructure(response)
 
 

@@ -178,6 +178,12 @@ class KnowledgeBase:
         self._components.close()
         self.state.close()
 
+    @property
+    def usage_totals(self) -> dict[str, Any]:
+        """Every model call made through this knowledge base since it was opened, by model, with totals (the
+        shape of ``response.usage``; ``heta serve`` shows it per knowledge base)."""
+        return self._components.usage.to_dict()
+
     def secrets(self) -> list[Secret]:
         return [s for m in self.recipe.models.components().values() if (s := m.secret()) is not None]
 

@@ -459,6 +459,8 @@ def _unstructure_model(model: _ModelConfig, *, include_secrets: bool, mask: bool
             data[field] = getattr(model, field)
     if model.options:
         data["options"] = dict(model.options)
+    if model.prices is not None:
+        data["prices"] = {"input": model.prices.input, "output": model.prices.output}
     return data
 
 

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from heta_framework.common import tracing
 from heta_framework.common.memory import release_freed_memory
 from heta_framework.common.secrets import redact
+from heta_framework.common.usage import metering, usage_attributes
 from heta_framework.contracts.progress import ProgressFactory
 from heta_framework.contracts.record import BuildReport, RunRecord, StepReport, issue_from_dict, issue_to_dict
 from heta_framework.contracts.steps import KnowledgeStepProtocol
@@ -181,20 +183,25 @@ async def run_steps(
         record.save()
         started = time.perf_counter()
         log.info("step %s started", step.name)
-        try:
-            await step.run(context)
-            kb.flush_stores()
-            release_freed_memory()  # what the step built and dropped: otherwise each step's heap stays resident
-        except Exception as exc:
-            message = redact(f"{type(exc).__name__}: {exc}", *kb.secrets())
-            state.update(status="failed", error=message, issues=[issue_to_dict(i) for i in context.issues])
-            run["status"] = "failed"
-            record.save()
-            raise StepFailedError(
-                f"Step {step.name!r} failed: {message}\n"
-                "The knowledge base is still readable. Fix the cause and run the build again: "
-                "finished steps and documents are not redone."
-            ) from exc
+        attributes = {"heta.kb": kb.path.name, "heta.step": step.name, "heta.step.index": index, "heta.build.run": run["id"],
+                      "heta.build.documents": len(run["document_ids"])}
+        with tracing.span(f"heta.step {step.name}", attributes) as span, metering() as meter:
+            try:
+                await step.run(context)
+                kb.flush_stores()
+                release_freed_memory()  # what the step built and dropped: otherwise each step's heap stays resident
+            except Exception as exc:
+                message = redact(f"{type(exc).__name__}: {exc}", *kb.secrets())
+                state.update(status="failed", error=message, issues=[issue_to_dict(i) for i in context.issues])
+                run["status"] = "failed"
+                record.save()
+                raise StepFailedError(
+                    f"Step {step.name!r} failed: {message}\n"
+                    "The knowledge base is still readable. Fix the cause and run the build again: "
+                    "finished steps and documents are not redone."
+                ) from exc
+            usage = meter.to_dict()
+            tracing.set_attributes(span, {"heta.step.issues": len(context.issues), **usage_attributes(usage)})
         seconds = time.perf_counter() - started
         artifacts.update(context.produced)
         capabilities = step.capabilities
@@ -213,6 +220,6 @@ async def run_steps(
         ]
         record.add_capabilities(step.name, assets, capabilities.queries, capabilities.artifacts, context.produced)
         record.save()
-        reports.append(StepReport(key, step.name, "done", seconds, tuple(context.issues), dict(context.stats)))
+        reports.append(StepReport(key, step.name, "done", seconds, tuple(context.issues), dict(context.stats), usage))
         log.info("step %s done in %.2fs with %d issue(s)", step.name, seconds, len(context.issues))
     return BuildReport(run_id=run["id"], document_count=len(run["document_ids"]), steps=tuple(reports), resumed=resumed)

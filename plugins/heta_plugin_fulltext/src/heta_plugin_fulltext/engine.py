@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from heta_framework.errors import KnowledgeBaseError
 from heta_framework.kb.query_options import NoOptions
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, chunk_result, query_issue
+from heta_framework.kb.tracing import store_span
 
 from heta_plugin_fulltext.protocol import TextIndexStore
 from heta_plugin_fulltext.step import ASSET_KIND, ASSET_STORE
@@ -32,7 +33,9 @@ class FullTextSearchEngine:
         store: TextIndexStore = context.get_component(asset.store if asset else ASSET_STORE)
         if asset is not None:
             check_built_with(asset.metadata, store)
-        hits = await _search(store, request)
+        with store_span("text.search", asset.store if asset else ASSET_STORE, {"heta.store.backend": store.backend,
+                                                                                "heta.query.top_k": request.top_k}):
+            hits = await _search(store, request)
         results = [chunk_result(chunk, score, self.mode) for chunk, score in hits]
         metadata: dict[str, Any] = {"backend": store.backend, "analyzer": store.analyzer}
         if not hits and not store.terms(request.text):

@@ -23,6 +23,7 @@ from heta_framework.common.models import EmbeddingModel, LanguageModel
 from heta_framework.common.remote import MalformedResponseError, RetryAfterGate, describe_body, is_retryable_status
 from heta_framework.common.retry import ConcurrencyLimiter, call_with_retries
 from heta_framework.common.secrets import redact
+from heta_framework.common.tracing import trace_headers
 from heta_framework.errors import ModelError, ModelTimeoutError
 
 from heta_plugin_openai.credentials import resolve_api_key
@@ -70,6 +71,13 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 
 
 TRANSPORT_ERRORS = _transport_errors()
+
+def with_trace_context(client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
+    """``client`` sending the current span's ``traceparent``, so the provider's own traces (a vLLM or a gateway
+    with OpenTelemetry) join the caller's trace; ``client`` itself when nothing is traced (no copy is made)."""
+    headers = trace_headers()
+    return client.with_options(default_headers=headers) if headers else client
+
 
 class OpenAIConnection:
     def __init__(self, config: LanguageModel | EmbeddingModel, options: OpenAIOptions):
@@ -124,7 +132,7 @@ class OpenAIConnection:
             await gate.wait()
             async with limiter:
                 try:
-                    return await request(client)
+                    return await request(with_trace_context(client))
                 except json.JSONDecodeError as exc:  # a 2xx whose JSON body is cut off or broken
                     raise MalformedResponseError(f"invalid JSON ({exc.msg} at character {exc.pos})") from None
                 except Exception as exc:
@@ -157,7 +165,7 @@ class OpenAIConnection:
         async def attempt() -> Any:
             await gate.wait()
             try:
-                return await request(client)
+                return await request(with_trace_context(client))
             except Exception as exc:
                 gate.note(response_headers(exc))
                 raise

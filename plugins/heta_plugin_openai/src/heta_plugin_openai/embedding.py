@@ -10,6 +10,7 @@ import numpy as np
 import openai
 from heta_framework.common.models import EmbeddingModel
 from heta_framework.common.remote import MalformedResponseError
+from heta_framework.common.usage import report_tokens
 from heta_framework.errors import ModelError
 from openai.types import CreateEmbeddingResponse
 
@@ -72,6 +73,9 @@ class OpenAIEmbeddingClient:
             return response
 
         response = await self.connection.call("embeddings", create)
+        tokens = getattr(getattr(response, "usage", None), "prompt_tokens", None)
+        if isinstance(tokens, int):  # an OpenAI-compatible server may leave usage out: then the tokens stay unknown
+            report_tokens(input_tokens=tokens)
         items = sorted(response.data, key=lambda item: item.index)
         if len(items) != len(batch):
             raise ModelError(

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from importlib import resources
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -25,6 +24,8 @@ from heta_framework.kb import KnowledgeBase
 from heta_server.audit_file import attach_audit_log
 from heta_server.chat import chat_routes
 from heta_server.config import DEFAULT_KB, ServerConfig, ServerConfigError, check_kb_names
+from heta_server.console import console_routes
+from heta_server.console_static import PAGE_CSP, STATIC_FILES, static_bytes
 from heta_server.errors import ApiError, install_error_handlers
 from heta_server.guard import Guard
 from heta_server.mcp_http import McpEndpoints
@@ -94,13 +95,13 @@ def create_app(
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def page() -> HTMLResponse:
-        return HTMLResponse(_static("index.html"), headers={"Content-Security-Policy": PAGE_CSP})
+        return HTMLResponse(static_bytes("index.html"), headers={"Content-Security-Policy": PAGE_CSP})
 
-    @app.get("/static/{name}", include_in_schema=False)
+    @app.get("/static/{name:path}", include_in_schema=False)
     async def static_file(name: str) -> Response:
         if name not in STATIC_FILES:
             raise ApiError(404, "NotFound", f"No static file {name!r}.")
-        return Response(_static(name), media_type=STATIC_FILES[name])
+        return Response(static_bytes(name), media_type=STATIC_FILES[name])
 
     @app.get(f"{API}/kbs")
     async def knowledge_bases(request: Request) -> dict[str, Any]:
@@ -117,20 +118,12 @@ def create_app(
 
     app.include_router(api_routes(default_kb, audit_reads=config.audit_reads), prefix=API)
     app.include_router(api_routes(named_kb, audit_reads=config.audit_reads), prefix=f"{API}/kbs/{{kb_name}}")
+    # the console's own reads (console.py): the home summary, catalog pages, the graph a neighbourhood at a time
+    app.include_router(console_routes(default_kb), prefix=API)
+    app.include_router(console_routes(named_kb), prefix=f"{API}/kbs/{{kb_name}}")
     # chat front-ends (Open WebUI, any OpenAI client) take a base URL ending in /v1
     app.include_router(chat_routes(tenants, audit_reads=config.audit_reads), prefix=OPENAI_API)
     app.router.routes.extend(mcp.routes())
     return app
 
 
-#: the page's own files (besides index.html), with their types: open without the token, like the page
-STATIC_FILES = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8"}
-#: the page runs only its own script and style, talks only to this server, and is framed by nobody
-PAGE_CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-)
-
-
-def _static(name: str) -> str:
-    return resources.files("heta_server").joinpath(f"static/{name}").read_text(encoding="utf-8")

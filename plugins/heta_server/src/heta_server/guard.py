@@ -15,6 +15,7 @@ import logging
 import re
 from typing import Any
 
+from heta_server.console_static import STATIC_FILES
 from heta_server.errors import error_body
 from heta_server.tenants import CALLER_KEY
 from heta_server.tokens import ANONYMOUS, Caller, TokenTable
@@ -23,7 +24,7 @@ log = logging.getLogger(__name__)
 
 #: reachable without the token: load balancers and supervisors probe /healthz, and a browser opens the page
 #: (it never sends a bearer header on navigation); the page then asks for the token and sends it to the API
-OPEN_PATHS = frozenset({"/healthz", "/", "/static/page.js", "/static/page.css"})
+OPEN_PATHS = frozenset({"/healthz", "/", *(f"/static/{name}" for name in STATIC_FILES)})
 #: on every answer: no type sniffing, no referrer leaving the server, no framing
 SECURITY_HEADERS = [
     (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),

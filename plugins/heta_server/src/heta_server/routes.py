@@ -257,6 +257,7 @@ def _memory_result(result: Any) -> dict[str, Any]:
             "content": result.text,
             "document_id": result.document_id,
             "source": metadata.get("source"),
+            "location": result.location,  # as `heta query` and /query say it: file, page, sheet and rows
             "importance": metadata.get("importance"),
             "tags": metadata.get("tags"),
             "last_access": metadata.pop("last_access", None),

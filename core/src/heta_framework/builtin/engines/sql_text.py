@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar
 
+from heta_framework.common.tracing import store_span
 from heta_framework.contracts.query_options import NoOptions
 from heta_framework.contracts.search import QueryContext, QueryRequest, QueryResponse, SearchAssetRef, chunk_result, query_issue
 from heta_framework.contracts.stores import SQLStore
@@ -17,8 +18,10 @@ class SqlTextSearchEngine:
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
         asset = context.find_asset(SearchAssetRef(kind="chunk_text_index"))
-        store: SQLStore = context.get_component(asset.store if asset else "stores.sql")
-        hits = await asyncio.to_thread(store.search_text, request.text, request.top_k, request.filters)
+        key = asset.store if asset else "stores.sql"
+        store: SQLStore = context.get_component(key)
+        with store_span("sql.search_text", key, {"heta.query.top_k": request.top_k}):
+            hits = await asyncio.to_thread(store.search_text, request.text, request.top_k, request.filters)
         results = [chunk_result(chunk, score, self.mode) for chunk, score in hits]
         analyzer = getattr(store, "analyzer", None)
         metadata = {"analyzer": analyzer} if analyzer else {}

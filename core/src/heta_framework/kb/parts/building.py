@@ -10,6 +10,8 @@ from typing import Any
 
 import attrs
 
+from heta_framework.common import tracing
+from heta_framework.common.usage import metering, usage_attributes
 from heta_framework.contracts.access import AccessPolicy
 from heta_framework.contracts.documents import SourceDocument
 from heta_framework.contracts.progress import ProgressFactory
@@ -45,13 +47,20 @@ class Builder:
         progress: ProgressFactory, access: tuple[str, ...] | None, policy: AccessPolicy,
     ) -> BuildReport:
         loaded = self._loaded
-        async with loaded.writer("built", wait) as lock:
-            self._check_recipe()
-            report = await ingest(sources, loaded=loaded, components=self._components, removal=self._removal, prune=prune, force=force,
-                                  access=access, policy=policy)
-            if lock.stale_holder:
-                report = attrs.evolve(report, issues=(*report.issues, stale_lock_issue(lock.stale_holder)))
-            return await self._run(report, rebuild=rebuild, progress=progress)
+        with tracing.span("heta.build", {"heta.kb": self._host.path.name, "heta.build.rebuild": rebuild}) as span, metering() as meter:
+            async with loaded.writer("built", wait) as lock:
+                self._check_recipe()
+                report = await ingest(sources, loaded=loaded, components=self._components, removal=self._removal, prune=prune, force=force,
+                                      access=access, policy=policy)
+                if lock.stale_holder:
+                    report = attrs.evolve(report, issues=(*report.issues, stale_lock_issue(lock.stale_holder)))
+                built = await self._run(report, rebuild=rebuild, progress=progress)
+            usage = meter.to_dict()
+            tracing.set_attributes(span, {
+                "heta.build.run": built.run_id, "heta.build.documents": built.document_count, "heta.build.steps": len(built.steps),
+                "heta.build.issues": len(built.issues), **usage_attributes(usage),
+            })
+        return attrs.evolve(built, usage=usage)
 
     async def _run(self, ingest: StepReport, *, rebuild: bool, progress: ProgressFactory) -> BuildReport:
         loaded, record = self._loaded, self._loaded.run_record

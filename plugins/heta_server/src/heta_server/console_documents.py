@@ -1,0 +1,98 @@
+"""The console's documents: the catalog a page at a time with each document's chunk count and build issues,
+and one document with its chunks and where each came from.
+
+Only documents the caller may read are listed or shown (``Call.readable`` / ``Call.document``). Chunks are
+read as ``heta documents show`` reads them (``heta_framework.cli.documents.document_chunks``); their counts
+are kept per document version, so the catalog and the home page do not read every chunk file each time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import PurePath
+from typing import Any
+
+from heta_framework.cli.documents import document_chunks
+from heta_framework.contracts.provenance import describe_location
+
+MAX_PAGE = 200
+
+
+class ChunkCounts:
+    """How many chunks each document version has (keyed by id, content hash and state), read once."""
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, str, str], int] = {}
+        self._lock = threading.Lock()
+
+    def of(self, kb: Any, record: Any) -> int:
+        key = (record.id, record.content_hash, record.state)
+        with self._lock:
+            known = self._counts.get(key)
+        if known is None:
+            known = len(document_chunks(kb, record.id))
+            with self._lock:
+                self._counts[key] = known
+        return known
+
+    def total(self, kb: Any, records: Sequence[Any]) -> int:
+        return sum(self.of(kb, record) for record in records)
+
+
+def document_issues(kb: Any) -> dict[str, list[dict[str, Any]]]:
+    """document id -> the build issues about it (code, severity, message, step), from the run record."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for issue in kb.run_record.all_issues():
+        if issue.subject.type == "document":
+            found.setdefault(issue.subject.id, []).append(
+                {"code": issue.code, "severity": issue.severity, "message": issue.message, "step": issue.step}
+            )
+    return found
+
+
+def _name(record: Any) -> str:
+    return record.name or PurePath(record.source).name or record.id
+
+
+def catalog_row(record: Any, chunks: int, issues: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "id": record.id, "name": _name(record), "state": record.state, "size": record.size, "chunks": chunks,
+        "added": record.added, "updated": record.updated, "issues": issues,
+    }
+
+
+def catalog_page(kb: Any, records: Sequence[Any], counts: ChunkCounts, *, text: str = "", offset: int = 0, limit: int = 50) -> dict[str, Any]:
+    """One page of the readable catalog, by name; ``text`` keeps the documents whose name or id contains it."""
+    wanted = text.strip().lower()
+    chosen = [r for r in records if not wanted or wanted in _name(r).lower() or wanted in r.id.lower()]
+    chosen.sort(key=lambda r: (_name(r).lower(), r.id))
+    limit = max(1, min(limit, MAX_PAGE))
+    page = chosen[offset:offset + limit]
+    issues = document_issues(kb)
+    following = offset + limit
+    return {
+        "documents": [catalog_row(r, counts.of(kb, r), issues.get(r.id, [])) for r in page],
+        "total": len(chosen), "offset": offset, "limit": limit,
+        "next_offset": following if following < len(chosen) else None,
+    }
+
+
+def document_view(kb: Any, record: Any, *, offset: int = 0, limit: int = 50) -> dict[str, Any]:
+    """A readable document: its catalog entry, issues, and one page of its chunks with their locations."""
+    chunks = document_chunks(kb, record.id)
+    limit = max(1, min(limit, MAX_PAGE))
+    page = chunks[offset:offset + limit]
+    following = offset + limit
+    return {
+        **catalog_row(record, len(chunks), document_issues(kb).get(record.id, [])),
+        "source": record.source,
+        "metadata": dict(record.metadata),
+        "readers": list(kb.readers(record.id)),
+        "chunk_texts": [
+            {"id": c.id, "index": c.index, "start": c.start, "end": c.end, "page": c.page, "text": c.text,
+             "location": describe_location({**c.provenance(), "name": _name(record)})}
+            for c in page
+        ],
+        "offset": offset, "limit": limit, "next_offset": following if following < len(chunks) else None,
+    }
