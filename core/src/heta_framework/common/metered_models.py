@@ -37,6 +37,12 @@ class MeteredModel:
     def __init__(self, client: Any, config: Any, lifetime: UsageMeter | None = None):
         self.__dict__.update(_client=client, _config=config, _lifetime=lifetime)
 
+    # ``isinstance(client, OpenAILanguageClient)`` keeps working: isinstance falls back to ``__class__``
+    # (as wrapt's and unittest.mock's proxies do), while ``type(client)`` still says it is metered
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # noqa: D105
+        return type(self.__dict__["_client"])
+
     @property
     def wrapped(self) -> Any:
         """The provider's own client."""
