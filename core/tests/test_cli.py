@@ -278,6 +278,51 @@ def test_documents_show_when_they_were_added_and_from_which_file(sql_kb_path, do
     assert fox["added"] and fox["updated"] >= fox["added"]
 
 
+def test_files_that_gave_no_text_are_listed_as_skipped_with_the_issue_code(sql_kb_path, docs_dir):
+    (docs_dir / "empty.txt").write_text("")
+    (docs_dir / "blob.bin").write_bytes(bytes(range(256)) * 4)
+    run("--kb", sql_kb_path, "build", str(docs_dir))
+    rows = {d["name"]: d for d in run_json("--kb", sql_kb_path, "documents")["documents"]}
+    assert (rows["empty.txt"]["state"], rows["empty.txt"]["issues"]) == ("skipped", ["empty_document"])
+    assert (rows["blob.bin"]["state"], rows["blob.bin"]["issues"]) == ("skipped", ["unsupported_document_type"])
+    assert (rows["fox.txt"]["state"], rows["fox.txt"]["issues"]) == ("built", [])
+    listing = run("--kb", sql_kb_path, "documents")
+    assert "skipped (empty_document)" in listing and "skipped (unsupported_document_type)" in listing
+    # the file gets text: the next build takes it in, and the stale issue no longer marks it
+    (docs_dir / "empty.txt").write_text("Otters hold hands while they sleep on the water.")
+    run("--kb", sql_kb_path, "build", str(docs_dir))
+    rows = {d["name"]: d for d in run_json("--kb", sql_kb_path, "documents")["documents"]}
+    assert rows["empty.txt"]["state"] == "built" and rows["empty.txt"]["chunks"] == 1
+
+
+def test_documents_and_documents_show_print_times_in_one_format(sql_kb_path):
+    import datetime
+
+    [fox] = [d for d in run_json("--kb", sql_kb_path, "documents")["documents"] if d["name"] == "fox.txt"]
+    shown = run("--kb", sql_kb_path, "documents", "show", fox["id"])
+    for field in ("modified", "added", "updated"):
+        printed = datetime.datetime.fromtimestamp(fox[field]).isoformat(sep=" ", timespec="seconds")
+        assert f"{field:<14} {printed}\n" in shown
+    assert printed in run("--kb", sql_kb_path, "documents")  # the listing prints the same format
+    assert str(fox["added"]) not in shown  # no epoch floats
+
+
+def test_the_build_report_counts_new_changed_and_unchanged_documents_apart(sql_kb_path, docs_dir):
+    (docs_dir / "otters.txt").write_text("Otters hold hands while they sleep.")
+    (docs_dir / "fox.txt").write_text("The quick brown fox changed its mind.")
+    unchanged = len(run_json("--kb", sql_kb_path, "documents")["documents"]) - 1
+    report = run("--kb", sql_kb_path, "build", str(docs_dir))
+    assert f"2 document(s) built (1 new, 1 changed; {unchanged} unchanged)" in report
+    assert f"0 document(s) built ({unchanged + 2} unchanged)" in run("--kb", sql_kb_path, "build", str(docs_dir))
+
+
+def test_a_removed_file_built_again_is_explained_in_cli_terms(sql_kb_path, docs_dir):
+    run("--kb", sql_kb_path, "remove", "--source", str(docs_dir / "fox.txt"))
+    report = run("--kb", sql_kb_path, "build", str(docs_dir))
+    assert "document_previously_removed" in report and "heta remove" in report and "heta build --force" in report
+    assert "delete_documents" not in report
+
+
 def test_writers_wait_or_fail_while_another_process_writes(sql_kb_path, docs_dir):
     from heta_framework.kb.lock import WriterLock
 

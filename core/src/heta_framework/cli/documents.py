@@ -54,9 +54,14 @@ def build(obj: dict, paths: tuple[str, ...], rebuild: bool, prune: bool, force: 
 
 
 def _when(timestamp: float | None) -> str:
+    """One format for every time the CLI prints (local time, to the second)."""
     if not timestamp:
         return ""
     return datetime.datetime.fromtimestamp(timestamp).isoformat(sep=" ", timespec="seconds")
+
+
+#: the catalog fields that hold POSIX seconds: printed as dates, kept as numbers in JSON
+TIME_FIELDS = ("modified", "added", "updated")
 
 
 def document_chunks(kb: Any, document_id: str) -> list[Any]:
@@ -69,11 +74,19 @@ def document_chunks(kb: Any, document_id: str) -> list[Any]:
     return [chunk_from_dict(item) for item in objects.get_json(key)] if objects.exists(key) else []
 
 
-def document_to_dict(kb: Any, record: Any, *, with_chunks: bool = False) -> dict[str, Any]:
+def document_to_dict(kb: Any, record: Any, *, with_chunks: bool = False, issues: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """The catalog entry, its readers and chunk count; ``state`` is ``skipped`` for a file that gave no text,
+    and ``issues`` the codes the build reported for it (``issues``: ``issue_codes_by_document``, computed once
+    for a listing)."""
+    from heta_framework.runtime.document_status import issue_codes_by_document, reader_state
+
     data = attrs.asdict(record)
     data["readers"] = list(kb.readers(record.id))  # its own access list, or the recipe's default
     chunks = document_chunks(kb, record.id)
     data["chunks"] = len(chunks)
+    codes = (issues if issues is not None else issue_codes_by_document(kb.run_record.runs)).get(record.id, [])
+    data["state"] = reader_state(record.state, len(chunks), codes)
+    data["issues"] = codes
     if with_chunks:
         data["chunk_texts"] = [{"id": c.id, "start": c.start, "end": c.end, "text": c.text} for c in chunks]
     return data
@@ -86,8 +99,11 @@ def documents(ctx: click.Context, as_json: bool) -> None:
     """List the documents: id, source, state, chunks, size, added/updated. `heta documents show ID` for one."""
     if ctx.invoked_subcommand is not None:
         return
+    from heta_framework.runtime.document_status import issue_codes_by_document
+
     with open_kb(ctx.obj["kb"]) as kb:
-        rows = [document_to_dict(kb, record) for record in kb.documents.values()]
+        issues = issue_codes_by_document(kb.run_record.runs)
+        rows = [document_to_dict(kb, record, issues=issues) for record in kb.documents.values()]
     rows.sort(key=lambda row: row["source"])
     if as_json:
         emit_json({"documents": rows})
@@ -96,9 +112,13 @@ def documents(ctx: click.Context, as_json: bool) -> None:
     table(
         f"{len(rows)} document(s)",
         columns,
-        [[r["id"], r["source"], r["state"], str(r["chunks"]), str(r["size"]), ", ".join(r["readers"]), _when(r.get("added")),
+        [[r["id"], r["source"], _state_text(r), str(r["chunks"]), str(r["size"]), ", ".join(r["readers"]), _when(r.get("added")),
           _when(r.get("updated"))] for r in rows],
     )
+
+
+def _state_text(row: dict[str, Any]) -> str:
+    return f"{row['state']} ({', '.join(row['issues'])})" if row["state"] == "skipped" else row["state"]
 
 
 @documents.command("show")
@@ -113,8 +133,17 @@ def show_document(obj: dict, document_id: str, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
+    data["state"] = _state_text(data)
     for key, value in data.items():
-        if key not in ("chunk_texts", "metadata"):
+        if key in TIME_FIELDS:
+            value = _when(value)
+        elif key == "readers":
+            value = ", ".join(value) or "(nobody)"
+        elif key == "access" and value is None:
+            value = "(the recipe's default)"
+        elif key == "access":
+            value = ", ".join(value)
+        if key not in ("chunk_texts", "metadata", "issues"):
             print_plain(f"{key:<14} {value}")
     if data.get("metadata"):
         print_plain(f"{'metadata':<14} {data['metadata']}")

@@ -185,8 +185,18 @@ class BuildReport:
             "usage": dict(self.usage),
         }
 
+    def _document_counts(self) -> str:
+        """`` (1 new, 1 changed; 2 unchanged)``: what the sources held, told apart (empty without an ingest walk)."""
+        stats = self.ingest.stats if self.ingest is not None else {}
+        parts = [f"{stats[key]} {label}" for key, label in (("documents_added", "new"), ("documents_changed", "changed"))
+                 if stats.get(key)]
+        if not parts and not stats.get("documents_unchanged"):
+            return ""
+        unchanged = f"{stats.get('documents_unchanged', 0)} unchanged"
+        return f" ({', '.join(parts)}; {unchanged})" if parts else f" ({unchanged})"
+
     def to_text(self) -> str:
-        lines = [f"Build run {self.run_id}{' (resumed)' if self.resumed else ''}: {self.document_count} document(s)"]
+        lines = [f"Build run {self.run_id}{' (resumed)' if self.resumed else ''}: {self.document_count} document(s) built{self._document_counts()}"]
         if self.ingest is not None and self.ingest.stats:
             stats = ", ".join(f"{k}={v}" for k, v in self.ingest.stats.items())
             lines.append(f"  {self.ingest.name:<24} {'done':<8} {self.ingest.seconds:7.2f}s  {stats}")

@@ -70,8 +70,9 @@ async def ingest(
         if removed is not None and removed.get("content_hash") == digest and not force:
             issue(
                 "document_previously_removed", ("document", item.id),
-                f"{item.source} was removed with delete_documents and has not changed since; not added again.",
-                outcome="Build with force=True (CLI: --force) to add it back, or change the file.",
+                f"{item.source} was removed (heta remove) and has not changed since; not added again "
+                "(`heta build --force` adds it back).",
+                outcome="Build with --force (in Python: build(..., force=True)) to add it back, or change the file.",
             )
             stats["documents_previously_removed"] += 1
             continue
