@@ -8,6 +8,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from heta_framework.common.metered_models import metered
+from heta_framework.common.usage import UsageMeter
 from heta_framework.contracts.documents import ParserSet
 from heta_framework.errors import KnowledgeBaseError, UnknownNameError
 from heta_framework.runtime.recipe import Recipe, parser_config, validate_executor_options, validate_store_options
@@ -29,6 +31,8 @@ class ComponentSet:
         self.registry = registry
         self._open: dict[str, Any] = {}
         self._executor: Any = None
+        #: every model call of this knowledge base since it was opened (``KnowledgeBase.usage_totals``)
+        self.usage = UsageMeter()
 
     @functools.cached_property
     def keys(self) -> frozenset[str]:
@@ -56,7 +60,8 @@ class ComponentSet:
             config = self.recipe.models.components().get(key)
             if config is None:
                 raise KnowledgeBaseError(f"The recipe has no {key}. Add it under [models] in {self.path / RECIPE_FILE}.")
-            return self.registry.model_provider(config.provider, config.kind).create(config)
+            # metered here, once: every model call is traced and counted whoever makes it (common/metered_models.py)
+            return metered(self.registry.model_provider(config.provider, config.kind).create(config), config, self.usage)
         if kind == "stores":
             return self._open_store(key, rest)
         if kind == "parsers":
