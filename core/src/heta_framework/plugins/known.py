@@ -8,8 +8,36 @@ _FULLTEXT = "heta-plugin-fulltext"
 _HIRAG = "heta-plugin-hirag"
 _LEANRAG = "heta-plugin-leanrag"
 _WIKI = "heta-plugin-wiki"
+_GRAPHRAG = "heta-plugin-graphrag"
+_LIGHTRAG = "heta-plugin-lightrag"
+
+#: query modes of first-party plugins (``heta modes`` lists those not installed)
+KNOWN_MODES: dict[str, str] = {
+    "hi_rag_query": _HIRAG,
+    "hi_rag_nobridge_query": _HIRAG,
+    "hi_rag_local_query": _HIRAG,
+    "hi_rag_global_query": _HIRAG,
+    "hi_rag_bridge_query": _HIRAG,
+    "graphrag_global_search": _GRAPHRAG,
+    "graphrag_local_search": _GRAPHRAG,
+    "lightrag_local": _LIGHTRAG,
+    "lightrag_global": _LIGHTRAG,
+    "lightrag_hybrid": _LIGHTRAG,
+    "lightrag_mix": _LIGHTRAG,
+    "lean_rag_query": _LEANRAG,
+    "wiki_vector_search": _WIKI,
+    "wiki_full_text_search": _WIKI,
+    "wiki_hybrid_search": _WIKI,
+    "wiki_agent_search": _WIKI,
+    "agent_search": _WIKI,
+    "vector_search": _VECTOR,
+    "full_text_search": _FULLTEXT,
+    "heta_graph_search": _GRAPH,
+    "memory_search": "heta-server",
+}
 
 KNOWN_PROVIDERS: dict[str, str] = {
+    **KNOWN_MODES,
     # steps
     "embed_chunks": _VECTOR,
     "index_vectors": _VECTOR,
@@ -27,32 +55,20 @@ KNOWN_PROVIDERS: dict[str, str] = {
     "hirag_community": _HIRAG,
     "hirag_bridges": _HIRAG,
     "leanrag_aggregate": _LEANRAG,
+    "detect_communities": _GRAPHRAG,
+    "community_reports": _GRAPHRAG,
     "build_wiki_pages": _WIKI,
     "split_wiki_pages": _WIKI,
     "index_wiki_pages": _WIKI,
-    # query modes and the assets they need
-    "hi_rag_query": _HIRAG,
-    "hi_rag_nobridge_query": _HIRAG,
-    "hi_rag_local_query": _HIRAG,
-    "hi_rag_global_query": _HIRAG,
-    "hi_rag_bridge_query": _HIRAG,
+    # the assets modes need
     "hirag_summary_entities": f"{_HIRAG} (step hirag_hierarchical_aggregation)",
     "hirag_community_reports": f"{_HIRAG} (step hirag_community)",
     "hirag_bridge_paths": f"{_HIRAG} (step hirag_bridges)",
-    "lean_rag_query": _LEANRAG,
+    "graphrag_community_reports": f"{_GRAPHRAG} (step community_reports)",
     "leanrag_hierarchy": f"{_LEANRAG} (step leanrag_aggregate)",
-    "wiki_vector_search": _WIKI,
-    "wiki_full_text_search": _WIKI,
-    "wiki_hybrid_search": _WIKI,
-    "wiki_agent_search": _WIKI,
-    "agent_search": _WIKI,
     "wiki_pages": f"{_WIKI} (step build_wiki_pages)",
     "wiki_sections": f"{_WIKI} (step split_wiki_pages)",
     "wiki_section_vectors": f"{_WIKI} (step index_wiki_pages)",
-    "vector_search": _VECTOR,
-    "full_text_search": _FULLTEXT,
-    "heta_graph_search": _GRAPH,
-    "memory_search": "heta-server",
     "chunk_vector_index": f"{_VECTOR} (step index_vectors)",
     "chunk_full_text_index": f"{_FULLTEXT} (step index_full_text)",
     "chunk_text_index": "heta-core (step persist_chunks)",
@@ -63,12 +79,15 @@ KNOWN_PROVIDERS: dict[str, str] = {
     "whoosh": _FULLTEXT,
     "tantivy": _FULLTEXT,
     "sqlite_graph": _GRAPH,
+    "milvus": "heta-plugin-milvus",
+    "postgres": "heta-plugin-postgres",
     # executors
     "ray": "heta-plugin-ray",
     # model providers
     "openai": "heta-plugin-openai",
     "local": "heta-plugin-local (embeddings) or heta-plugin-rerank (cross-encoders)",
     "cohere": "heta-plugin-rerank",
+    "ocr": "heta-plugin-ocr",
     # components
     "models.language": "a [models.language] entry in the recipe (e.g. model_name = \"openai/gpt-4o-mini\")",
     "models.embedding": "a [models.embedding] entry in the recipe (e.g. model_name = \"local/all-MiniLM-L6-v2\")",
@@ -94,4 +113,4 @@ def known_distribution(name: str) -> str | None:
 
 def known_modes() -> dict[str, str]:
     """Query modes of first-party plugins -> their distribution (so ``heta modes`` can list those not installed)."""
-    return {name: dist for name in KNOWN_PROVIDERS if name.endswith(("_search", "_query")) and (dist := known_distribution(name))}
+    return {name: dist for name in KNOWN_MODES if (dist := known_distribution(name))}
