@@ -123,3 +123,16 @@ async def test_a_recipe_names_the_encoding_of_a_folder(tmp_path, registry):
         ParseDocuments(encodings={"*": "no-such-codec"})
     with pytest.raises(RecipeError, match="not an encoding Python knows"):
         Recipe.from_toml('[[steps]]\nstep = "parse_documents"\nencodings = { "*" = "klingon" }\n', registry)
+
+
+async def test_the_unsupported_type_message_offers_images_only_with_something_to_read_them(tmp_path, registry):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "archive.zip").write_bytes(b"PK\x03\x04")
+    kb = KnowledgeBase.create(tmp_path / "kb", Recipe(steps=[ParseDocuments(), SplitDocuments(), PersistChunks()]), registry=registry)
+    [issue] = (await kb.build([folder])).issues
+    assert issue.code == "unsupported_document_type"
+    supported = issue.message.split("Supported: ", 1)[1]
+    listed, _, images = supported.partition(" (")
+    assert ".txt" in listed and ".pdf" in listed and ".png" not in listed  # nothing here reads an image
+    assert images == ".jpeg, .jpg, .png, .webp too, with [models.vision] or heta-plugin-ocr)."

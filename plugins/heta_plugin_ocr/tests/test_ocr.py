@@ -118,3 +118,14 @@ async def test_with_no_vision_model_the_ocr_plugin_reads_images_and_scanned_page
     again = await kb.build([docs], rebuild=True)
     parse = next(step for step in again.steps if step.name == "parse_documents")
     assert parse.stats == {"already_parsed": 2, "image_cache_hits": 1}
+
+
+async def test_with_the_ocr_plugin_image_files_are_among_the_supported_types(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "archive.zip").write_bytes(b"PK\x03\x04")
+    recipe = Recipe(steps=[ParseDocuments(), SplitDocuments(), PersistChunks()])
+    kb = KnowledgeBase.create(tmp_path / "kb", recipe, registry=make_registry(heta_plugin_ocr))
+    [issue] = (await kb.build([docs])).issues
+    listed = issue.message.split("Supported: ", 1)[1]
+    assert ".png" in listed and ".webp" in listed and "too, with" not in listed

@@ -267,6 +267,10 @@ class ParserSet:
     def extensions(self) -> list[str]:
         return sorted(self._by_extension)
 
+    def extensions_of(self, parser_name: str) -> list[str]:
+        """The extensions the parser called ``parser_name`` handles here (none if another parser took them all)."""
+        return sorted(extension for extension, parser in self._by_extension.items() if parser.name == parser_name)
+
 
 # --- reading what earlier steps wrote ------------------------------------------------
 

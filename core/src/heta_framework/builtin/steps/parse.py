@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from heta_framework.builtin.image_files import IMAGE_PARSER
 from heta_framework.builtin.image_reading import find_image_reader, merge_page_texts, read_images
 from heta_framework.builtin.parsers import BinaryDocumentError, ParserDependencyError
 from heta_framework.common.validators import number, positive_whole_number
@@ -132,8 +133,7 @@ class ParseDocuments:
             parser = parsers.for_name(record.name)
             if parser is None:
                 context.report(
-                    "unsupported_document_type",
-                    f"No parser handles {where}. Supported: {', '.join(parsers.extensions)}.",
+                    "unsupported_document_type", f"No parser handles {where}. {self._supported(parsers, context, images)}",
                     subject=subject, action="skipped_document", outcome="Not indexed.",
                 )
                 continue
@@ -188,6 +188,17 @@ class ParseDocuments:
             context.count("documents_parsed")
         progress.close()
         context.set_artifact("parsed_document_keys", keys)
+
+    @staticmethod
+    def _supported(parsers: Any, context: Any, images: _ImageReaderSlot) -> str:
+        """The extensions this build can read; image files only when something can read them (a vision model or
+        OCR), since without one they are parsed into nothing."""
+        images_only = set(parsers.extensions_of(IMAGE_PARSER.name)) if hasattr(parsers, "extensions_of") else set()
+        if not images_only or images.get(context) is not None:
+            return f"Supported: {', '.join(parsers.extensions)}."
+        readable = [extension for extension in parsers.extensions if extension not in images_only]
+        return (f"Supported: {', '.join(readable)} ({', '.join(sorted(images_only))} too, with [models.vision] "
+                "or heta-plugin-ocr).")
 
     async def _read_images(self, context: Any, images: _ImageReaderSlot, result: Any, where: str, subject: tuple[str, str]) -> tuple[Any, list[int]]:
         """``result`` with its page images read into text, and the pages left unread; every problem an issue."""
