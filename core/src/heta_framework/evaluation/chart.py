@@ -44,7 +44,7 @@ def draw_chart(summaries: Sequence[ModeSummary], path: Path, *, title: str = "")
     axes.set_xscale("log")
     axes.set_xlabel("p50 latency per query (ms, log scale)")
     axes.set_ylabel(metric)
-    axes.set_ylim(0, min(1.05, max(s.metrics[metric] for s in points) * 1.15 + 0.05))
+    axes.set_ylim(*y_limits([s.metrics[metric] for s in points]))
     axes.grid(True, which="both", alpha=0.3)
     axes.set_title(title or f"{metric} against latency: up and to the left is better")
     axes.legend(title="recipe", fontsize=8, loc="lower right")
@@ -54,6 +54,13 @@ def draw_chart(summaries: Sequence[ModeSummary], path: Path, *, title: str = "")
     figure.savefig(path, format="png")
     pyplot.close(figure)
     return path
+
+
+def y_limits(values: Sequence[float]) -> tuple[float, float]:
+    """The quality axis: from a little below 0, so a mode that scored 0 is drawn whole (its marker centred on the
+    line, not cut in half by the axis), to a little above the best score."""
+    top = min(1.05, max(values) * 1.15 + 0.05)
+    return -0.04 * top, top
 
 
 #: where a label may sit, in points from its marker: beside it first, then further out above and below
