@@ -1,0 +1,154 @@
+"""One document to the layout service and its answer back, every failure a ``LayoutServiceError``.
+
+The call is MinerU's ``POST {endpoint}/file_parse``: the file as multipart ``files``, form
+fields asking for the Markdown (``return_md``) and the block list (``return_content_list``),
+and the answer as JSON, ``{"backend", "version", "results": {<file stem>: {"md_content",
+"content_list"}}}`` (``content_list`` is a list, or a JSON string of one in older versions).
+
+Failures have stable codes, the codes of the document issues they become:
+
+- ``layout_service_timeout``: no answer within ``timeout_seconds`` (not retried: the next
+  attempt would wait as long again);
+- ``layout_service_error``: a 5xx answer or a connection that failed, after ``retries``
+  further attempts with a doubling back-off;
+- ``layout_service_rejected``: a 4xx answer (a wrong key, a file too large or of a type the
+  service does not take): retrying would not help;
+- ``layout_service_bad_answer``: an answer that is not JSON, or not of the shape above;
+- ``layout_service_key_missing``: ``api_key_env`` names a variable that is not set.
+
+The key is sent only in the ``Authorization`` header. It is cut out of any text that goes
+into an error (a service may echo a request back in its error page), and never logged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import mimetypes
+import time
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any
+
+import attrs
+import httpx
+from heta_framework.contracts.documents import DocumentParseError
+
+from heta_plugin_mineru.config import MinerUConfig
+
+log = logging.getLogger(__name__)
+
+TIMEOUT = "layout_service_timeout"
+FAILED = "layout_service_error"
+REJECTED = "layout_service_rejected"
+BAD_ANSWER = "layout_service_bad_answer"
+KEY_MISSING = "layout_service_key_missing"
+
+_DETAIL_CHARS = 200
+
+
+class LayoutServiceError(DocumentParseError):
+    """The layout service could not read this document; ``code`` says how (see the module docstring)."""
+
+    outcome = "Not indexed. Check the layout service, then build again with --rebuild."
+
+
+@attrs.frozen
+class LayoutAnswer:
+    markdown: str
+    content_list: list[Any] | None
+    backend: str = ""
+    version: str = ""
+
+
+def redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret else text
+
+
+def _detail(response: httpx.Response, key: str | None) -> str:
+    """A short reason from an error answer (FastAPI's ``detail``, or its start), with the key cut out."""
+    try:
+        body = response.json()
+        reason = body.get("detail") or body.get("error") or body.get("msg") if isinstance(body, dict) else body
+        text = reason if isinstance(reason, str) else json.dumps(reason)
+    except ValueError:
+        text = response.text
+    text = " ".join(redact(text, key).split())[:_DETAIL_CHARS]
+    return f": {text}" if text else ""
+
+
+def _form(config: MinerUConfig) -> dict[str, str]:
+    flag = {True: "true", False: "false"}
+    return {
+        "lang_list": config.language,
+        "backend": config.backend,
+        "parse_method": config.parse_method,
+        "formula_enable": flag[config.formula_enable],
+        "table_enable": flag[config.table_enable],
+        "return_md": "true",
+        "return_content_list": "true",
+        "return_middle_json": "false",
+        "return_model_output": "false",
+        "return_images": "false",
+    }
+
+
+def request_layout(config: MinerUConfig, data: bytes, name: str, *, transport: httpx.BaseTransport | None = None) -> LayoutAnswer:
+    """Send ``data`` (the file ``name``) to the service and return its answer; ``LayoutServiceError`` when it fails."""
+    key = config.api_key()
+    if config.api_key_env is not None and key is None:
+        raise LayoutServiceError(
+            f"api_key_env names the environment variable {config.api_key_env}, which is not set", code=KEY_MISSING,
+            outcome=f"Not indexed. Set {config.api_key_env} in the environment of the build, then build again with --rebuild.",
+        )
+    url = config.endpoint.rstrip("/") + "/file_parse"
+    headers = {"Accept": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
+    media_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    attempt = 0
+    with httpx.Client(timeout=httpx.Timeout(config.timeout_seconds), headers=headers, transport=transport) as client:
+        while True:
+            try:
+                response = client.post(url, files={"files": (PurePath(name).name, data, media_type)}, data=_form(config))
+            except httpx.TimeoutException:
+                raise LayoutServiceError(f"the layout service at {url} did not answer within {config.timeout_seconds:g} s", code=TIMEOUT) from None
+            except httpx.TransportError as exc:
+                problem = f"the layout service at {url} could not be reached ({type(exc).__name__}: {redact(str(exc), key)})"
+            else:
+                if response.status_code < 400:
+                    return _answer(response, key)
+                if response.status_code < 500:
+                    raise LayoutServiceError(
+                        f"the layout service at {url} refused the document: HTTP {response.status_code}{_detail(response, key)}", code=REJECTED,
+                        outcome="Not indexed. Check the key (api_key_env) and that the service takes this file type and size.",
+                    )
+                problem = f"the layout service at {url} failed: HTTP {response.status_code}{_detail(response, key)}"
+            if attempt >= config.retries:
+                raise LayoutServiceError(problem + (f" ({attempt + 1} attempts)" if attempt else ""), code=FAILED)
+            attempt += 1
+            log.warning("layout service attempt %d for %s failed, retrying: %s", attempt, PurePath(name).name, problem)
+            time.sleep(config.retry_backoff_seconds * 2 ** (attempt - 1))
+
+
+def _answer(response: httpx.Response, key: str | None) -> LayoutAnswer:
+    """The Markdown and block list of the one file in a ``file_parse`` answer."""
+    try:
+        body = response.json()
+    except ValueError:
+        raise LayoutServiceError(f"the layout service answered with something that is not JSON{_detail(response, key)}", code=BAD_ANSWER) from None
+    results = body.get("results") if isinstance(body, dict) else None
+    if not isinstance(results, Mapping) or len(results) != 1:
+        found = sorted(body) if isinstance(body, dict) else type(body).__name__
+        raise LayoutServiceError(f"the layout service's answer has no 'results' for one file (found {found})", code=BAD_ANSWER)
+    [result] = results.values()
+    if not isinstance(result, Mapping):
+        raise LayoutServiceError("the layout service's result for the file is not an object", code=BAD_ANSWER)
+    markdown = result.get("md_content") or ""
+    content_list = result.get("content_list")
+    if isinstance(content_list, str):  # older MinerU versions send the file's JSON text as it is
+        try:
+            content_list = json.loads(content_list)
+        except ValueError:
+            raise LayoutServiceError("the layout service's content_list is not valid JSON", code=BAD_ANSWER) from None
+    if not isinstance(markdown, str) or (content_list is not None and not isinstance(content_list, list)):
+        raise LayoutServiceError("the layout service's md_content is not text or its content_list is not a list", code=BAD_ANSWER)
+    return LayoutAnswer(markdown, content_list, str(body.get("backend") or ""), str(body.get("version") or ""))
