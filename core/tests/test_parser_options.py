@@ -91,3 +91,17 @@ def test_bad_options_are_recipe_errors_that_name_the_field(registry):
 def test_a_recipe_without_parser_options_writes_none():
     recipe = Recipe(steps=[ParseDocuments(), SplitDocuments(), PersistChunks()], parsers={"documents": ParserConfig(only=("text",))})
     assert recipe.to_dict()["parsers"] == {"documents": {"only": ["text"]}}
+
+
+async def test_file_types_and_parsers_of_first_party_plugins_say_what_to_install(tmp_path):
+    core_only = make_registry()
+    with pytest.raises(RecipeError, match=r"no parser named 'mineru' is installed .*; pip install heta-plugin-mineru"):
+        Recipe.from_dict({"parsers": {"documents": {"options": {"mineru": {"endpoint": "http://127.0.0.1:1"}}}}, "steps": []}, core_only)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "deck.pptx").write_bytes(b"PK\x03\x04")
+    (docs / "old.doc").write_bytes(b"\xd0\xcf\x11\xe0")
+    kb = KnowledgeBase.create(tmp_path / "kb", _recipe(core_only), registry=core_only)
+    messages = {kb.document(i.subject.id).name: i.message for i in (await kb.build([docs])).issues if i.code == "unsupported_document_type"}
+    assert ".pptx files are read by heta-plugin-office." in messages["deck.pptx"]
+    assert ".doc files are read by heta-plugin-office (with LibreOffice installed) or heta-plugin-mineru" in messages["old.doc"]

@@ -10,6 +10,9 @@ _LEANRAG = "heta-plugin-leanrag"
 _WIKI = "heta-plugin-wiki"
 _GRAPHRAG = "heta-plugin-graphrag"
 _LIGHTRAG = "heta-plugin-lightrag"
+_SHEETS = "heta-plugin-sheets"
+_OFFICE = "heta-plugin-office"
+_MINERU = "heta-plugin-mineru"
 
 #: query modes of first-party plugins (``heta modes`` lists those not installed)
 KNOWN_MODES: dict[str, str] = {
@@ -88,11 +91,37 @@ KNOWN_PROVIDERS: dict[str, str] = {
     "local": "heta-plugin-local (embeddings) or heta-plugin-rerank (cross-encoders)",
     "cohere": "heta-plugin-rerank",
     "ocr": "heta-plugin-ocr",
+    # parsers (a recipe's [parsers.documents] only = [...] or options.<name>)
+    "xlsx": _SHEETS,
+    "ods": _SHEETS,
+    "pptx": _OFFICE,
+    "legacy_office": _OFFICE,
+    "mineru": _MINERU,
     # components
     "models.language": "a [models.language] entry in the recipe (e.g. model_name = \"openai/gpt-4o-mini\")",
     "models.embedding": "a [models.embedding] entry in the recipe (e.g. model_name = \"local/all-MiniLM-L6-v2\")",
     "models.reranker": "a [models.reranker] entry in the recipe",
 }
+
+
+#: file types that core does not read, and what reads them (``unsupported_document_type`` says so)
+KNOWN_FILE_TYPES: dict[str, str] = {
+    ".xlsx": _SHEETS,
+    ".xlsm": _SHEETS,
+    ".ods": _SHEETS,
+    ".pptx": _OFFICE,
+    ".doc": f"{_OFFICE} (with LibreOffice installed) or {_MINERU} (a layout service)",
+    ".ppt": f"{_OFFICE} (with LibreOffice installed) or {_MINERU} (a layout service)",
+}
+
+
+def file_type_hint(name: str) -> str:
+    """`` .pptx files are read by heta-plugin-office.`` for a file type a first-party plugin reads, else ``""``."""
+    lowered = name.lower()
+    for extension, provider in KNOWN_FILE_TYPES.items():
+        if lowered.endswith(extension):
+            return f" {extension} files are read by {provider}."
+    return ""
 
 
 def provider_hint(text: str) -> str:

@@ -25,6 +25,7 @@ from heta_framework.common.secrets import Secret
 from heta_framework.common.validators import OptionValueError, is_number, is_whole_number
 from heta_framework.contracts.access import PUBLIC, AccessPolicy, AccessRule, check_principals
 from heta_framework.errors import InvalidAccessError, RecipeError, UnknownNameError
+from heta_framework.plugins.known import known_distribution
 
 if TYPE_CHECKING:
     from heta_framework.plugins.registry import PluginRegistry
@@ -470,7 +471,8 @@ def parser_config(parser_name: str, options: Any, registry: PluginRegistry, path
     found = {parser.name: parser for parser in registry.parsers}
     parser = found.get(parser_name)
     if parser is None:
-        raise _error(path, f"no parser named {parser_name!r} is installed (installed: {', '.join(sorted(found)) or 'none'})")
+        hint = f"; pip install {dist}" if (dist := known_distribution(parser_name)) else ""
+        raise _error(path, f"no parser named {parser_name!r} is installed (installed: {', '.join(sorted(found)) or 'none'}){hint}")
     if parser.config_type is None or parser.configure is None:
         raise _error(path, f"the parser {parser_name!r} takes no options")
     if not isinstance(options, Mapping):

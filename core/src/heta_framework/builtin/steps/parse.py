@@ -22,6 +22,7 @@ from heta_framework.contracts.steps import (
     StepContextProtocol,
     StepRequirements,
 )
+from heta_framework.plugins.known import file_type_hint
 
 PARSED_PREFIX = "parsed/"
 
@@ -133,7 +134,7 @@ class ParseDocuments:
             parser = parsers.for_name(record.name)
             if parser is None:
                 context.report(
-                    "unsupported_document_type", f"No parser handles {where}. {self._supported(parsers, context, images)}",
+                    "unsupported_document_type", f"No parser handles {where}.{file_type_hint(record.name)} {self._supported(parsers, context, images)}",
                     subject=subject, action="skipped_document", outcome="Not indexed.",
                 )
                 continue
