@@ -41,8 +41,18 @@ async def test_with_only_relevance_weighted_the_order_is_the_rrf_order(kb, quest
     response = await kb.query(question, mode="memory_search", top_k=4, options=RELEVANCE_ONLY)
     assert [r.id for r in response.results] == await expected_rrf_order(kb, question, 4, 12)
     assert response.metadata["fusion"]["legs"] == list(LEGS)
-    assert response.results[0].metadata["relevance_score"] == 1.0  # the best fused score, normalised
+    # relevance: the fused score against that of a chunk all three legs ranked first
+    assert all(r.metadata["relevance_score"] == pytest.approx(r.metadata["fused_score"] / (3 / 61)) for r in response.results)
     assert all(r.score == pytest.approx(r.metadata["relevance_score"]) for r in response.results)
+
+
+async def test_relevance_separates_the_answer_from_what_only_one_leg_found(kb):
+    response = await kb.query("Who discovered penicillin?", mode="memory_search", top_k=8, options=RELEVANCE_ONLY)
+    relevance = [r.metadata["relevance_score"] for r in response.results]
+    assert response.results[0].metadata["name"].startswith("penicillin")
+    assert relevance[0] > 0.9  # every leg ranks the penicillin chunk at or near the top
+    assert min(relevance) < 0.4  # a chunk one leg found low and the others not at all is not "0.96 relevant"
+    assert relevance == sorted(relevance, reverse=True)
 
 
 async def test_importance_and_recency_follow_the_documented_formula_on_a_constructed_set(tmp_path):

@@ -41,7 +41,7 @@ from heta_framework.kb.search import QueryContext, QueryRequest, QueryResponse, 
 from heta_server.memory_access import access_log, scope_key
 from heta_server.memory_options import MemorySearchOptions
 from heta_server.memory_related import related_chunks
-from heta_server.memory_scoring import composite, importance_of, recency
+from heta_server.memory_scoring import best_possible_rrf, composite, importance_of, recency, relevance_of
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,8 @@ class MemorySearchEngine:
             chunks = [c for c in chunks if _has_tag(context, c, options.tags)]
         now = time.time()
         access_key = scope_key(request.access.principals if request.access is not None else None)
-        scored = await asyncio.to_thread(_score, context, chunks, options, now, issues, access_key)
+        ceiling = best_possible_rrf(len(legs), options.rrf_k)
+        scored = await asyncio.to_thread(_score, context, chunks, options, now, issues, access_key, ceiling)
         ranking = "composite"
         if scored and options.rerank and context.has_component(RERANKER):
             try:
@@ -149,11 +150,12 @@ def _has_tag(context: QueryContext, result: QueryResult, wanted: Sequence[str]) 
 
 
 def _score(context: QueryContext, chunks: list[QueryResult], options: MemorySearchOptions, now: float,
-           issues: list[dict[str, Any]], access_key: str) -> list[QueryResult]:
-    """Chunks with their composite score (best first; ties keep the RRF order); recency is ``access_key``'s callers' own."""
+           issues: list[dict[str, Any]], access_key: str, ceiling: float) -> list[QueryResult]:
+    """Chunks with their composite score (best first; ties keep the RRF order); recency is ``access_key``'s callers' own.
+
+    ``ceiling``: the fused score of a chunk every leg ranked first (``relevance_of``)."""
     if not chunks:
         return []
-    best = max(c.score for c in chunks) or 1.0
     accessed = access_log(context.knowledge_base.path).last_access([c.id for c in chunks], access_key)
     weights = options.weights()
     scored = []
@@ -167,7 +169,7 @@ def _score(context: QueryContext, chunks: list[QueryResult], options: MemorySear
         if last is None:  # never returned yet: as old as its document's content
             record = _record(context, chunk)
             last = (record.updated or record.added) if record is not None else None
-        scores = composite(recency(last, now, options.recency_decay), importance / 10.0, chunk.score / best, weights)
+        scores = composite(recency(last, now, options.recency_decay), importance / 10.0, relevance_of(chunk.score, ceiling), weights)
         metadata = {
             **chunk.metadata,
             "fused_score": chunk.score,

@@ -6,7 +6,12 @@
 - recency = decay ** hours since the chunk was last accessed (returned by ``memory_search``),
   or since its document was added when it never was; 1.0 for "just now".
 - importance = the document's ``importance`` metadata (0-10) / 10; ``DEFAULT_IMPORTANCE`` when absent.
-- relevance = the chunk's fused RRF score / the best fused score of the request (the best is 1.0).
+- relevance = the chunk's fused RRF score / the score of a chunk that every leg ranked first
+  (``relevance_of``): 1.0 when all legs agree it is the best match, about 1/3 for the first hit
+  of one leg of three that the other two did not find. Dividing by the request's best score
+  instead made every candidate look relevant (1.00 / 0.97 / 0.96 for a matching chunk and two
+  unrelated ones: RRF's smoothing keeps neighbouring ranks close), so relevance hardly weighed
+  against recency and importance.
 """
 
 from __future__ import annotations
@@ -50,6 +55,17 @@ def importance_of(metadata: Mapping[str, Any]) -> tuple[float, bool]:
     if not math.isfinite(number) or not 0 <= number <= 10:
         return DEFAULT_IMPORTANCE, False
     return number, True
+
+
+def best_possible_rrf(legs: int, rrf_k: float) -> float:
+    """The fused score of a chunk ranked first by each of ``legs`` equally weighted lists (RRF, ``rrf_k``)."""
+    return legs / (rrf_k + 1.0)
+
+
+def relevance_of(fused_score: float, ceiling: float) -> float:
+    """``fused_score`` on the 0-1 scale of ``ceiling`` (``best_possible_rrf``); a graph fact counts once per leg
+    for its evidence, so no chunk goes above it, but a rounding step never makes more than 1.0."""
+    return min(1.0, fused_score / ceiling) if ceiling > 0 else 0.0
 
 
 def composite(recency_score: float, importance_score: float, relevance_score: float, weights: Mapping[str, float]) -> MemoryScores:
