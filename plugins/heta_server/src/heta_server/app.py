@@ -12,6 +12,7 @@ caller its token stands for (``tokens.py``; the ``Guard`` finds it).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -29,10 +30,13 @@ from heta_server.console_static import PAGE_CSP, STATIC_FILES, static_bytes
 from heta_server.errors import ApiError, install_error_handlers
 from heta_server.guard import Guard
 from heta_server.mcp_http import McpEndpoints
+from heta_server.metrics import RequestMetrics, ServerMetrics
 from heta_server.request_log import RequestLog
+from heta_server.route_note import RouteNote
 from heta_server.routes import api_routes, upload_name
 from heta_server.tenants import Call, Tenants, caller_of
 from heta_server.tokens import unknown_kbs
+from heta_server.tracing_middleware import RequestTracing
 
 __all__ = ["API", "create_app", "upload_name"]
 
@@ -75,7 +79,8 @@ def create_app(
 
     # no /docs or /redoc: FastAPI's pages load their scripts from a CDN, and the server works offline
     app = FastAPI(title="Heta", version="0.1.0", summary=f"Heta knowledge base at {kb.path}", lifespan=lifespan,
-                  docs_url=None, redoc_url=None)
+                  docs_url=None, redoc_url=None, **_without_native_telemetry())
+    app.add_middleware(RouteNote)  # first added = innermost: it sees the route the router matched
     app.state.kb = kb
     app.state.tenants = tenants
     install_error_handlers(app, tenants.secrets())
@@ -88,6 +93,10 @@ def create_app(
     app.add_middleware(Guard, tokens=tokens, max_body_bytes=config.max_body_bytes, max_upload_bytes=config.max_upload_bytes)
     if config.request_log:  # outside the Guard: refused requests are logged too
         app.add_middleware(RequestLog, log_queries=config.log_queries)
+    # outermost: refused requests are traced and counted too (the route each one took is noted innermost)
+    metrics = ServerMetrics(tenants)
+    app.add_middleware(RequestTracing, served=tenants.names)
+    app.add_middleware(RequestMetrics, metrics=metrics)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
@@ -102,6 +111,12 @@ def create_app(
         if name not in STATIC_FILES:
             raise ApiError(404, "NotFound", f"No static file {name!r}.")
         return Response(static_bytes(name), media_type=STATIC_FILES[name])
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics_text(request: Request) -> Response:
+        """Prometheus' text format (heta_server/metrics.py); behind the token like the API, and showing only the
+        knowledge bases the caller may use."""
+        return Response(metrics.exposition(caller_of(request)), media_type=metrics.content_type)
 
     @app.get(f"{API}/kbs")
     async def knowledge_bases(request: Request) -> dict[str, Any]:
@@ -127,3 +142,10 @@ def create_app(
     return app
 
 
+def _without_native_telemetry() -> dict[str, Any]:
+    """FastAPI 0.16x traces, measures and logs requests itself once an OpenTelemetry SDK is installed: a second
+    server span beside ours (tracing_middleware.py), ``url.path`` with document ids, and logs of validation
+    failures that quote the request body, a query's text included. Turned off where FastAPI offers it."""
+    if "telemetry" not in inspect.signature(FastAPI.__init__).parameters:
+        return {}
+    return {"telemetry": {"tracing": False, "metrics": False, "logs": False, "operation_spans": False}}

@@ -18,6 +18,7 @@ import json
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -124,6 +125,8 @@ class JobRunner:
         self._tasks: set[asyncio.Task] = set()
         self._secrets = list(secrets or [])
         self._records = records
+        #: (kind, status) -> jobs finished since the server started (``heta_jobs_finished`` in /metrics)
+        self.finished_counts: Counter[tuple[str, str]] = Counter()
 
     def get(self, job_id: str) -> dict[str, Any]:
         job = self._jobs.get(job_id)
@@ -178,6 +181,7 @@ class JobRunner:
             job.error = {"code": "InternalError", "message": f"The job met an unexpected {type(exc).__name__}; see the server log."}
         finally:
             job.finished = time.time()
+            self.finished_counts[(job.kind, job.status)] += 1
             if self._records is not None:
                 await asyncio.to_thread(self._records.save, job)
             self._write_lock.release()

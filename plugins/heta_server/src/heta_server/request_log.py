@@ -40,7 +40,8 @@ class RequestLog:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        holder: dict[str, Any] = {}
+        # shared with the metrics middleware outside, when it made one: endpoints note once for both
+        holder: dict[str, Any] = scope[NOTE_KEY] if isinstance(scope.get(NOTE_KEY), dict) else {}
         status = 0
 
         async def sending(message: dict) -> None:

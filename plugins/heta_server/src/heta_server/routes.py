@@ -53,6 +53,11 @@ def api_routes(resolve: Callable[..., Call], *, audit_reads: bool) -> APIRouter:
         if audit_reads:
             audit(operation, call.actor, call.kb.path, **details)
 
+    @router.get("/usage")
+    async def usage(call: Reader) -> dict[str, Any]:
+        """The knowledge base's model calls, tokens and cost since this server opened it (``kb.usage_totals``)."""
+        return {"usage": call.kb.usage_totals}
+
     @router.get("/modes")
     async def modes(call: Reader) -> dict[str, Any]:
         return {"modes": mode_rows(call.kb)}
