@@ -216,8 +216,8 @@ class DocumentParseError(Exception):
     ``outcome`` says what happens to the document and what the user can do, in the issue.
     """
 
-    code: str = "corrupt_document"
-    outcome: str = "Not indexed."
+    code = "corrupt_document"
+    outcome = "Not indexed."
 
     def __init__(self, message: str = "", *, code: str | None = None, outcome: str | None = None):
         super().__init__(message)
