@@ -241,3 +241,15 @@ def assistant_served(answer_kb) -> Iterator:
     running = start_server(answer_kb, ServerConfig(tokens=table))
     yield running, headers, raw
     running.stop()
+
+
+@pytest.fixture(scope="session")
+def server_starter():
+    """``start_server`` itself, for a test module that keeps one server for all its tests (it calls ``stop()``)."""
+    return start_server
+
+
+@pytest.fixture(scope="session")
+def server_documents() -> dict:
+    """The documents of ``built_kb`` and the restricted lab note, for modules that build their own knowledge base."""
+    return {"documents": DOCUMENTS, "lab_note": LAB_NOTE}
