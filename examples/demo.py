@@ -51,10 +51,15 @@ def heta(*args: str, capture: bool = False) -> str:
 
 
 def show_table_and_image() -> None:
-    """The workbook and the image among the documents (examples/make_table_and_image.py): each result says
-    where it came from, and the image was either read offline or reported, never silently empty."""
+    """The workbook, the deck and the image among the documents (examples/make_table_and_image.py, make_deck.py):
+    each result says where it came from, and the image was either read offline or reported, never silently empty."""
     print("\nA workbook and an image are among the documents; each result names its file, sheet and rows:")
     heta("query", "Saturn moons", "--mode", "sql_text_search", "--top-k", "2")
+    if importlib.util.find_spec("heta_plugin_office") is not None:
+        print("\nspace/space-race.pptx is a slide deck (heta-plugin-office): a hit names its slide, and its table and rows:")
+        heta("query", "Apollo 12 Ocean of Storms landing", "--mode", "sql_text_search", "--top-k", "2")
+    else:
+        print("\nspace/space-race.pptx is a slide deck: it needs heta-plugin-office (the build report lists it as unsupported_document_type).")
     if importlib.util.find_spec("heta_plugin_ocr") is not None:
         print("\nocean/mariana-trench.png is an image: heta-plugin-ocr read its text offline (image_reads=1 above):")
         heta("query", "deepest known place on Earth", "--mode", "sql_text_search", "--top-k", "2")

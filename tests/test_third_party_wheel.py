@@ -210,7 +210,7 @@ def test_title_search_appears_only_with_its_step_and_answers(venv, tmp_path):
     assert "sql_text_search" in report["without_titles"]["available"]
     assert report["without_titles"]["unavailable"] == ["asset title_index is not built"]
 
-    assert report["with_titles"]["documents"] == 51
+    assert report["with_titles"]["documents"] == 52
     assert "title_search" in report["with_titles"]["available"]
     [first, *rest] = report["with_titles"]["results"]
     assert (first["name"], first["matched"]) == ("penicillin.md", "Penicillin")

@@ -134,3 +134,19 @@ async def test_a_deck_in_a_knowledge_base_answers_with_its_slide(tmp_path):
     output = CliRunner().invoke(cli, ["--kb", str(tmp_path / "kb"), "query", "umbrella", "--mode", "sql_text_search", "--top-k", "1"], terminal_width=200)
     assert output.exit_code == 0, output.output
     assert f"deck.pptx slide 4 Table 1 rows {start}-{end}" in output.output
+
+
+async def test_a_chunk_never_spans_two_slides(tmp_path):
+    # short slides and the starter recipe's chunk size: slides would otherwise share chunks ("slides 1-4")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    write_deck(docs / "reef.pptx")
+    recipe = Recipe(steps=[ParseDocuments(), SplitDocuments(chunk_size=200, chunk_overlap=30), PersistChunks()])
+    kb = KnowledgeBase.create(tmp_path / "kb", recipe, registry=make_registry(heta_plugin_office))
+    await kb.build([docs])
+    results = (await kb.query("reef survey transects region notes steps", mode="sql_text_search", top_k=20)).results
+    assert sorted(r.location for r in results) == [
+        "reef.pptx slide 1", "reef.pptx slide 2", "reef.pptx slide 4 Table 1 rows 2-4", "reef.pptx slide 5",
+    ]
+    [coral] = (await kb.query("Coral Sea bleached", mode="sql_text_search", top_k=1)).results
+    assert coral.text.startswith("# Slide 4: Results by region") and coral.text.endswith("The Coral Sea sites bleached the most.")

@@ -28,12 +28,25 @@ def check_chunk_overlap(instance: Any, attribute: attrs.Attribute, value: int) -
         raise ValueError(f"chunk_overlap must be >= 0 and smaller than chunk_size ({instance.chunk_size}), got {value}")
 
 
+def _chunk_spans(parsed: Any, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
+    """Where the chunks of a parsed document start and end. A deck (``page_unit = "slide"``) is split slide
+    by slide: a slide is what its readers cite ("slide 4"), and one chunk over three short slides would only
+    say "slides 2-4"."""
+    if parsed.metadata.get("page_unit") != "slide" or not parsed.pages:
+        return list(split_text(parsed.text, chunk_size, chunk_overlap))
+    return [
+        (page.start + start, page.start + end)
+        for page in parsed.pages
+        for start, end in split_text(parsed.text[page.start:page.end], chunk_size, chunk_overlap)
+    ]
+
+
 def split_parsed(parsed: Any, chunk_size: int, chunk_overlap: int, *, id_tag: str = "", metadata: Any = None) -> list[Chunk]:
     """Chunks of a parsed document with provenance (page; sheet or table and rows for table rows,
     ``kb/provenance.py``); ids are ``<document>-<id_tag><index:05d>``."""
     shared = parsed.metadata if metadata is None else metadata
     chunks = []
-    for index, (start, end) in enumerate(split_text(parsed.text, chunk_size, chunk_overlap)):
+    for index, (start, end) in enumerate(_chunk_spans(parsed, chunk_size, chunk_overlap)):
         text = parsed.text[start:end]
         extra = table_provenance(text, parsed.metadata)
         page, last_page = parsed.page_at(start), parsed.page_at(end - 1)
