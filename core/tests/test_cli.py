@@ -323,6 +323,17 @@ def test_a_removed_file_built_again_is_explained_in_cli_terms(sql_kb_path, docs_
     assert "delete_documents" not in report
 
 
+def test_remove_dry_run_says_what_would_go_and_removes_nothing(sql_kb_path, docs_dir):
+    [fox] = [d for d in run_json("--kb", sql_kb_path, "documents")["documents"] if d["name"] == "fox.txt"]
+    plan = run_json("--kb", sql_kb_path, "remove", fox["id"], "--dry-run")
+    assert plan["documents"] == [{"id": fox["id"], "source": fox["source"]}]
+    assert plan["derived"] == {"split_documents": {"chunks": fox["chunks"]}} and fox["chunks"] > 0
+    text = run("--kb", sql_kb_path, "remove", fox["id"], "--dry-run")
+    assert f"Would remove {fox['id']}" in text and f"split_documents: chunks {fox['chunks']}" in text
+    assert fox["id"] in [d["id"] for d in run_json("--kb", sql_kb_path, "documents")["documents"]]
+    assert run_json("--kb", sql_kb_path, "query", "quick brown fox", "--mode", "sql_text_search")["results"]
+
+
 def test_writers_wait_or_fail_while_another_process_writes(sql_kb_path, docs_dir):
     from heta_framework.kb.lock import WriterLock
 

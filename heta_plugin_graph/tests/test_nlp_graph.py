@@ -8,6 +8,7 @@ import attrs
 import heta_plugin_local
 import pytest
 from heta_framework.kb import KnowledgeBase, Recipe, SourceDocument
+from heta_framework.kb.documents import chunks_key
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepRequirements, store_ref
 from heta_framework.testing import inline_plugin, make_registry
 from heta_plugin_graph.normalize import entity_id, normalize_name
@@ -148,7 +149,21 @@ async def test_deleting_a_document_removes_its_orphaned_facts(tmp_path, registry
     ocean_relations = graph.facts_of_documents(["ocean"])[1] - graph.facts_of_documents(["rivers"])[1]
     assert krill in only_ocean and ocean_relations
 
+    # the dry run's preview counts exactly what the removal then takes, and changes nothing itself
+    before = graph.counts()
+    preview = await kb.removal_preview(["ocean"])
+    assert graph.counts() == before
+    ocean_chunks = [c["id"] for c in kb.objects.get_json(chunks_key("ocean"))]
+    assert preview["split_documents"] == {"chunks": len(ocean_chunks)}
+    assert preview["index_vectors"] == {"vectors": len(ocean_chunks)}
+    graph_preview = preview["build_graph"]
+    assert graph_preview["entities_reduced"] >= 1  # Pacific Ocean keeps the rivers article's evidence
+
     await kb.delete_documents(["ocean"])
+
+    after = graph.counts()
+    assert graph_preview["entities_removed"] == before["entities"] - after["entities"]
+    assert graph_preview["relations_removed"] == before["relations"] - after["relations"]
 
     assert graph.get_entities([krill]) == {}
     assert graph.get_entities([shared]) and graph.get_entities([amazon])

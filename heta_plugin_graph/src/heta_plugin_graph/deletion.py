@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from heta_framework.contracts.graph_removal import graph_removal_preview
 from heta_framework.kb.stores import GraphStore, RemovedFacts
 
 from heta_plugin_graph.vectors import existing_collections
@@ -26,3 +27,8 @@ async def delete_graph_documents(context: Any, document_ids: list[str]) -> Remov
     context.count("graph_entities_deleted", len(removed.entity_ids))
     context.count("graph_relations_deleted", len(removed.relation_ids))
     return removed
+
+
+async def preview_graph_removal(context: Any, document_ids: list[str]) -> dict[str, int]:
+    """What ``delete_graph_documents`` would remove and what would only lose support, read from the store."""
+    return await asyncio.to_thread(graph_removal_preview, context.store("graph"), document_ids)

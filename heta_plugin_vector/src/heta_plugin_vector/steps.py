@@ -10,7 +10,7 @@ import attrs
 import numpy as np
 from heta_framework.common.validators import positive_whole_number
 from heta_framework.errors import ModelError
-from heta_framework.kb.documents import content_hash, iter_chunks
+from heta_framework.kb.documents import chunks_key, content_hash, iter_chunks
 from heta_framework.kb.executor import BatchFailure, batched
 from heta_framework.kb.search import SearchAsset
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, model_ref, store_ref
@@ -274,3 +274,13 @@ class IndexVectors:
         if store.has_collection(CHUNK_COLLECTION):
             collection = store.collection(CHUNK_COLLECTION)
             await asyncio.to_thread(collection.delete_where, {"document_id": list(document_ids)})
+
+    async def preview_removal(self, context: StepContextProtocol, document_ids: list[str]) -> dict[str, int]:
+        """The chunk vectors ``delete_documents`` would remove: the documents' chunks that have one."""
+        store: VectorStoreProtocol = context.store("vector")
+        if not store.has_collection(CHUNK_COLLECTION):
+            return {}
+        objects = context.store("objects")
+        ids = [chunk["id"] for d in document_ids if objects.exists(key := chunks_key(d)) for chunk in objects.get_json(key)]
+        present = await asyncio.to_thread(store.collection(CHUNK_COLLECTION).contains, ids) if ids else []
+        return {"vectors": sum(present)}

@@ -66,8 +66,7 @@ TIME_FIELDS = ("modified", "added", "updated")
 
 def document_chunks(kb: Any, document_id: str) -> list[Any]:
     """The chunks ``split_documents`` made of one document ([] before it ran)."""
-    from heta_framework.builtin.steps.split import chunks_key
-    from heta_framework.contracts.documents import chunk_from_dict
+    from heta_framework.contracts.documents import chunk_from_dict, chunks_key
 
     objects = kb.objects
     key = chunks_key(document_id)
@@ -193,14 +192,17 @@ def remove(obj: dict, document_ids: tuple[str, ...], sources: tuple[str, ...], d
         if sources and not matched:
             raise UserError(f"No document of {kb.path} comes from {', '.join(sources)}. See `heta documents`.")
         ids = list(dict.fromkeys([*document_ids, *matched]))
+        derived = kb.sync.run(kb.removal_preview(ids)) if dry_run else {}
         records = kb.sync.delete_documents(ids, dry_run=dry_run, wait=wait, actor=cli_actor())
         removed = [{"id": r.id, "source": r.source} for r in records]
     if as_json:
-        emit_json({"dry_run": dry_run, "documents": removed})
+        emit_json({"dry_run": dry_run, "documents": removed, **({"derived": derived} if dry_run else {})})
         return
     verb = "Would remove" if dry_run else "Removed"
     for item in removed:
         print_plain(f"{verb} {item['id']}  {item['source']}")
+    for step, counts in derived.items():
+        print_plain(f"  {step}: " + ", ".join(f"{name.replace('_', ' ')} {n}" for name, n in counts.items()))
 
 
 @click.command("access")

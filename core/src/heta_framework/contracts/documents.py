@@ -80,6 +80,15 @@ def document_key(document_id: str) -> str:
     return "_" + hashlib.sha256(document_id.encode("utf-8")).hexdigest()[:32]
 
 
+#: where ``split_documents`` keeps each document's chunks in the object store
+CHUNKS_PREFIX = "chunks/"
+
+
+def chunks_key(document_id: str) -> str:
+    """The object-store key of a document's chunks (a JSON list), as ``split_documents`` writes them."""
+    return f"{CHUNKS_PREFIX}{document_key(document_id)}.json"
+
+
 @attrs.frozen
 class SourceDocument:
     """A document given as content rather than a file path: ``kb.build([SourceDocument(text=..., id=...)])``.

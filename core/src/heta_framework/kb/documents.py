@@ -1,6 +1,7 @@
 """The public import path of ``heta_framework.contracts.documents`` (where the code lives, in its layer: docs/architecture.md)."""
 
 from heta_framework.contracts.documents import (
+    CHUNKS_PREFIX,
     MAX_DOCUMENT_ID_LENGTH,
     Chunk,
     DocumentParseError,
@@ -15,6 +16,7 @@ from heta_framework.contracts.documents import (
     check_document_id,
     chunk_from_dict,
     chunk_to_dict,
+    chunks_key,
     content_hash,
     document_id_problem,
     document_key,
@@ -23,6 +25,7 @@ from heta_framework.contracts.documents import (
 )
 
 __all__ = [
+    "CHUNKS_PREFIX",
     "Chunk",
     "DocumentParseError",
     "DocumentParser",
@@ -37,6 +40,7 @@ __all__ = [
     "check_document_id",
     "chunk_from_dict",
     "chunk_to_dict",
+    "chunks_key",
     "content_hash",
     "document_id_problem",
     "document_key",

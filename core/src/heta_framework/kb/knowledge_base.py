@@ -361,6 +361,11 @@ class KnowledgeBase:
         audit("remove", actor, self.path, documents=[r.id for r in removed])
         return removed
 
+    async def removal_preview(self, document_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """What ``delete_documents`` would take, per step that can tell (``{"split_documents": {"chunks": 12}, ...}``)."""
+        self._loaded.reload_if_changed()
+        return await self._removal.preview(self._removal.check_known(list(dict.fromkeys(document_ids))))
+
     # --- description ---------------------------------------------------------------
 
     @property

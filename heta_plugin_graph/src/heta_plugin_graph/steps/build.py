@@ -15,7 +15,7 @@ import attrs
 from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements, model_ref, store_ref
 
 from heta_plugin_graph.assets import GRAPH_ASSETS, GRAPH_SEARCH_MODE
-from heta_plugin_graph.deletion import delete_graph_documents
+from heta_plugin_graph.deletion import delete_graph_documents, preview_graph_removal
 from heta_plugin_graph.steps.common import EXTRACTION_KEYS, check_positive
 from heta_plugin_graph.steps.dedup import load_draft
 from heta_plugin_graph.vectors import EMBED_CONCURRENCY, ENTITY_COLLECTION, RELATION_COLLECTION
@@ -80,3 +80,6 @@ class BuildGraph:
 
     async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
         await delete_graph_documents(context, document_ids)
+
+    async def preview_removal(self, context: StepContextProtocol, document_ids: list[str]) -> dict[str, int]:
+        return await preview_graph_removal(context, document_ids)

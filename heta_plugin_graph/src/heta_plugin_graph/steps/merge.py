@@ -23,7 +23,7 @@ from heta_framework.kb.stores import GraphStore, VectorStoreProtocol
 
 from heta_plugin_graph import matching
 from heta_plugin_graph.assets import GRAPH_ASSETS, GRAPH_SEARCH_MODE
-from heta_plugin_graph.deletion import delete_graph_documents
+from heta_plugin_graph.deletion import delete_graph_documents, preview_graph_removal
 from heta_plugin_graph.draft import GraphDraft, merge_entities
 from heta_plugin_graph.llm.calls import gather_calls
 from heta_plugin_graph.steps.build import GRAPH_COMPONENTS, GRAPH_STORE_ARTIFACT, graph_cleanup, graph_paths
@@ -144,3 +144,6 @@ class MergeGraphIntoStore:
 
     async def delete_documents(self, context: StepContextProtocol, document_ids: list[str]) -> None:
         await delete_graph_documents(context, document_ids)
+
+    async def preview_removal(self, context: StepContextProtocol, document_ids: list[str]) -> dict[str, int]:
+        return await preview_graph_removal(context, document_ids)

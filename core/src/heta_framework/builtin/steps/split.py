@@ -10,16 +10,9 @@ import attrs
 from heta_framework.builtin.text_split import split_text
 from heta_framework.common.validators import positive_whole_number
 from heta_framework.contracts.components import store_ref
-from heta_framework.contracts.documents import Chunk, chunk_to_dict, document_key, parsed_from_dict
+from heta_framework.contracts.documents import Chunk, chunk_to_dict, chunks_key, parsed_from_dict
 from heta_framework.contracts.provenance import table_provenance
 from heta_framework.contracts.steps import StepCapabilities, StepCleanupPlan, StepContextProtocol, StepRequirements
-
-CHUNKS_PREFIX = "chunks/"
-
-
-def chunks_key(document_id: str) -> str:
-    # document_key, not the id itself: ids may hold "/", "..", or be longer than a file name
-    return f"{CHUNKS_PREFIX}{document_key(document_id)}.json"
 
 
 def check_chunk_overlap(instance: Any, attribute: attrs.Attribute, value: int) -> None:
@@ -115,3 +108,8 @@ class SplitDocuments:
         objects = context.store("objects")
         for document_id in document_ids:
             objects.delete(chunks_key(document_id))
+
+    async def preview_removal(self, context: StepContextProtocol, document_ids: list[str]) -> dict[str, int]:
+        """The chunks ``delete_documents`` would remove."""
+        objects = context.store("objects")
+        return {"chunks": sum(len(objects.get_json(key)) for d in document_ids if objects.exists(key := chunks_key(d)))}

@@ -36,6 +36,16 @@ class DocumentRemoval:
                 await deleter(context, list(document_ids))
         self._components.flush_stores()
 
+    async def preview(self, document_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """What ``delete_derived`` would remove, per step that can tell (its optional ``preview_removal``); writes nothing."""
+        context = StepContext(knowledge_base=self._host, step_name="preview_removal", artifacts={}, run_id=0, document_ids=list(document_ids))
+        found: dict[str, dict[str, int]] = {}
+        for step in self._steps:
+            previewer = getattr(step, "preview_removal", None)
+            if previewer is not None and (counts := dict(await previewer(context, list(document_ids)))):
+                found[step.name] = counts
+        return found
+
     async def remove(self, ids: list[str], *, remember: bool) -> list[DocumentRecord]:
         """Remove ``ids`` everywhere; ``remember``: a later build of the same unchanged file does not add it back."""
         await self.delete_derived(ids)
