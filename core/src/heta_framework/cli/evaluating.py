@@ -131,6 +131,13 @@ def _print_report(result: Any) -> None:
             print_plain(f"{summary.errors} of {summary.queries} queries failed in {summary.mode} ({summary.recipe}), e.g.: {summary.first_error}")
     for recipe, names in report.get("unmatched_gold", {}).items():
         print_plain(f"Warning: {len(names)} gold document name(s) match no document of {recipe}, e.g. {names[0]!r}: those queries cannot score.")
+    totals = report.get("usage", {}).get("totals", {})
+    if totals.get("model_calls"):
+        cost = f", cost {totals['cost']:.4f}" if "cost" in totals else ""
+        print_plain(
+            f"Model usage: {totals['model_calls']} call(s) ({totals['llm_calls']} to language models), {totals['prompt_tokens']} prompt + "
+            f"{totals['completion_tokens']} completion token(s), {totals['embedded_texts']} text(s) embedded{cost}."
+        )
     if report.get("resumed"):
         print_plain(f"Resumed: {report['resumed']} result(s) from an earlier run were kept (--fresh starts again).")
     print_plain(f"Wrote {result.summary_file}" + (f" and {result.chart_file}" if result.chart_file else ""))

@@ -55,6 +55,9 @@ def cli(ctx: click.Context, kb_path: str, verbose: bool) -> None:
         check_core_distribution()
     except HetaError as exc:
         raise UserError(str(exc)) from None
+    from heta_framework.cli.telemetry import export_spans_if_configured
+
+    export_spans_if_configured()  # OTEL_EXPORTER_OTLP_ENDPOINT: spans go there (docs/observability.md)
     ctx.obj = {"kb": kb_path}
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from heta_framework.common.usage import add_usage
 from heta_framework.evaluation.metrics import latency_percentiles_ms, mean
 
 SUMMARY_FILE = "summary.json"
@@ -27,9 +28,16 @@ class ModeSummary:
     llm_calls_per_query: float | None = None
     errors: int = 0
     first_error: str | None = None
+    #: the model calls of the mode's queries, by model, with totals (and cost where the recipe gives prices)
+    usage: Mapping[str, Any] = attrs.field(factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
+
+    @property
+    def tokens(self) -> int:
+        totals = self.usage.get("totals", {})
+        return int(totals.get("prompt_tokens", 0) + totals.get("completion_tokens", 0) + totals.get("embedding_tokens", 0))
 
 
 def summarize(rows: Iterable[Mapping[str, Any]]) -> list[ModeSummary]:
@@ -52,6 +60,7 @@ def summarize(rows: Iterable[Mapping[str, Any]]) -> list[ModeSummary]:
             llm_calls_per_query=round(sum(calls) / len(calls), 3) if calls else None,
             errors=len(group) - len(measured),
             first_error=next((r["error"] for r in group if "error" in r), None),
+            usage=add_usage(*(r["usage"] for r in measured if "usage" in r)),
         ))
     return summaries
 
@@ -74,7 +83,10 @@ def table_rows(summaries: Sequence[ModeSummary]) -> tuple[list[str], list[list[s
     """Columns and cells of the table ``heta eval`` prints (metrics that no mode has are left out)."""
     names = list(dict.fromkeys(name for s in summaries for name, value in s.metrics.items() if value is not None))
     has_calls = any(s.llm_calls_per_query is not None for s in summaries)
-    columns = ["recipe", "mode", "queries", *names, "p50 ms", "p95 ms", *(["LLM calls/query"] if has_calls else [])]
+    has_tokens = any(s.tokens for s in summaries)
+    has_cost = any("cost" in s.usage.get("totals", {}) for s in summaries)
+    columns = ["recipe", "mode", "queries", *names, "p50 ms", "p95 ms", *(["LLM calls/query"] if has_calls else []),
+               *(["tokens"] if has_tokens else []), *(["cost"] if has_cost else [])]
     rows = []
     for s in summaries:
         cells = [s.recipe, s.mode, str(s.queries) + (f" ({s.errors} failed)" if s.errors else "")]
@@ -82,6 +94,10 @@ def table_rows(summaries: Sequence[ModeSummary]) -> tuple[list[str], list[list[s
         cells += [_cell(s.p50_ms, 1), _cell(s.p95_ms, 1)]
         if has_calls:
             cells.append(_cell(s.llm_calls_per_query, 2))
+        if has_tokens:
+            cells.append(str(s.tokens))
+        if has_cost:
+            cells.append(_cell(s.usage.get("totals", {}).get("cost"), 4))
         rows.append(cells)
     return columns, rows
 
@@ -91,7 +107,8 @@ def _cell(value: float | None, digits: int = 3) -> str:
 
 
 def report_dict(dataset: str, k: int, summaries: Sequence[ModeSummary], notes: Mapping[str, Any]) -> dict[str, Any]:
-    return {"dataset": dataset, "k": k, "results": [s.to_dict() for s in summaries], **notes}
+    usage = add_usage(*(s.usage for s in summaries))
+    return {"dataset": dataset, "k": k, "results": [s.to_dict() for s in summaries], "usage": usage, **notes}
 
 
 def write_summary(folder: Path, report: Mapping[str, Any]) -> Path:

@@ -158,6 +158,8 @@ async def measure_query(kb: Any, query: EvalQuery, relevance: Mapping[str, float
     }
     if counter.active:
         row["llm_calls"] = counter.calls - calls_before
+    if response.usage.get("models"):  # the query's model calls, tokens and cost (summed per mode in the report)
+        row["usage"] = dict(response.usage)
     issues = response.metadata.get("issues") or ()
     if issues:
         row["issues"] = sorted({issue.get("code", "") for issue in issues})
