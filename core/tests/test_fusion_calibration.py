@@ -6,6 +6,7 @@ import random
 
 from heta_framework.builtin.engines.calibration import (
     BOUNDED_RATIOS,
+    MILD_RATIOS,
     RATIOS,
     PseudoQuery,
     choose_weights,
@@ -91,7 +92,7 @@ def test_a_dense_leg_is_only_tilted_against_a_keyword_leg_while_its_model_knows_
     # whole range, and graph search (fact vectors weighed by their evidence's words) is partly lexical
     assert ratio_range(legs, None, "french").ratios == BOUNDED_RATIOS
     assert ratio_range(("full_text_search", "sql_text_search"), frozenset({"en"}), "english").ratios == RATIOS
-    assert ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "english").ratios == BOUNDED_RATIOS
+    assert ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "english").ratios == MILD_RATIOS
     assert ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "french").ratios == RATIOS
     assert ratio_range(("my_plugin_mode", "full_text_search"), frozenset({"en"}), "english").ratios == RATIOS
 
@@ -122,9 +123,27 @@ def test_pseudo_queries_may_take_weight_from_the_more_lexical_leg_never_give_it_
         assert needed.fused_mrr == 1.0 > needed.leg_mrr["hybrid_search"]
         against = choose_weights(legs, dense_answers, queries, rrf_k=1, weight_range=weight_range)
         assert against.weights == {"hybrid_search": 1.0, "full_text_search": 0.5}  # evidence despite the bias
-    # graph search weighs facts by their evidence's words: it is the more lexical leg beside vector search
-    graph_range = ratio_range(("vector_search", "heta_graph_search"), frozenset({"en"}), "english")
-    assert graph_range.ratios == BOUNDED_RATIOS and "heta_graph_search ranks more by words" in graph_range.reason
+
+
+def test_graph_search_beside_vector_search_may_gain_or_lose_half_and_a_tie_keeps_equal_weights():
+    # graph search ranks fact vectors and weighs them by their evidence's words: dense, and a little lexical,
+    # so the pseudo-queries' bias is milder than for full-text search
+    legs = ("vector_search", "heta_graph_search")
+    queries = [PseudoQuery(text=f"q{i}", document_id=f"d{i}", language="english") for i in range(20)]
+    graph_range = ratio_range(legs, frozenset({"en"}), "english")
+    assert graph_range.ratios == MILD_RATIOS and graph_range.preferred == 1.0
+    assert "heta_graph_search also ranks by words" in graph_range.reason
+    # the graph leg has every answer first, the vector leg a wrong one first and the answer fourth: with k = 1,
+    # equal weights tie the two (1/2 + 1/5 against 1/2 + ...), and only doubling the graph leg puts every answer first
+    graph_better = [
+        {"vector_search": [hit(f"n{i}"), hit(f"x{i}"), hit(f"y{i}"), hit(f"d{i}")], "heta_graph_search": [hit(f"d{i}"), hit(f"n{i}")]}
+        for i in range(20)
+    ]
+    chosen = choose_weights(legs, graph_better, queries, rrf_k=1, weight_range=graph_range)
+    assert chosen.weights == {"vector_search": 0.5, "heta_graph_search": 1.0}  # the graph leg gains, as it may not under BOUNDED
+    # both legs agree: nothing to choose between, equal weights stay
+    agree = [{"vector_search": [hit(f"d{i}")], "heta_graph_search": [hit(f"d{i}")]} for i in range(20)]
+    assert choose_weights(legs, agree, queries, rrf_k=1, weight_range=graph_range).weights == {"vector_search": 1.0, "heta_graph_search": 1.0}
 
 
 def test_the_main_language_is_the_one_most_pseudo_queries_come_from():
