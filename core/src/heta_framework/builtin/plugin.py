@@ -9,6 +9,7 @@ from heta_framework.builtin.engines.multihop import MultihopSearchEngine
 from heta_framework.builtin.engines.rerank import RerankSearchEngine
 from heta_framework.builtin.engines.rewrite import RewriteSearchEngine
 from heta_framework.builtin.engines.sql_text import SqlTextSearchEngine
+from heta_framework.builtin.epub import EPUB_PARSER
 from heta_framework.builtin.image_files import IMAGE_PARSER
 from heta_framework.builtin.local_executor import LOCAL_EXECUTOR
 from heta_framework.builtin.parsers import BUILTIN_PARSERS
@@ -52,6 +53,7 @@ def register_parsers(register):
         register(parser)
     register(DELIMITED_PARSER)
     register(IMAGE_PARSER)
+    register(EPUB_PARSER)
 
 
 @hookimpl

@@ -6,8 +6,8 @@ sheet, a table inside HTML/Word/PDF) also holds row lines that start with their 
 ``table_provenance`` gives the chunk ``sheet`` (or ``table``), ``row_start`` and ``row_end``
 (and a chunk across a page break gets ``page_end``);
 ``describe_location`` turns a result's metadata into ``planets.xlsx sheet Planets rows 2-9``,
-``report.pdf p.3 Table 1 rows 2-4`` or ``deck.pptx slide 4`` (a parser whose pages are slides says
-``page_unit = "slide"`` in its document metadata), which ``heta query`` and ``QueryResponse.to_dict()`` show.
+``report.pdf p.3 Table 1 rows 2-4``, ``deck.pptx slide 4`` or ``book.epub section 3`` (a parser whose
+pages are slides or sections says ``page_unit = "slide"`` or ``"section"`` in its document metadata), which ``heta query`` and ``QueryResponse.to_dict()`` show.
 """
 
 from __future__ import annotations
@@ -47,9 +47,9 @@ def describe_location(metadata: Mapping[str, Any]) -> str:
     sheet, table, page = metadata.get("sheet"), metadata.get("table"), metadata.get("page")
     if sheet:
         parts.append(f"sheet {sheet}")  # a sheet's "page" is only its position in the workbook
-    elif page is not None and metadata.get("page_unit") == "slide":  # a deck's "pages" are its slides (heta-plugin-office)
+    elif page is not None and (unit := metadata.get("page_unit")):  # a deck's "pages" are its slides, a book's its sections
         last = metadata.get("page_end")
-        parts.append(f"slide {page}" if last in (None, page) else f"slides {page}-{last}")
+        parts.append(f"{unit} {page}" if last in (None, page) else f"{unit}s {page}-{last}")
     elif page is not None and not metadata.get("media_type"):  # an image file (its parser names its type) is one page
         last = metadata.get("page_end")
         parts.append(f"p.{page}" if last in (None, page) else f"pp.{page}-{last}")

@@ -22,10 +22,10 @@ def check_chunk_overlap(instance: Any, attribute: attrs.Attribute, value: int) -
 
 
 def _chunk_spans(parsed: Any, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
-    """Where the chunks of a parsed document start and end. A deck (``page_unit = "slide"``) is split slide
-    by slide: a slide is what its readers cite ("slide 4"), and one chunk over three short slides would only
-    say "slides 2-4"."""
-    if parsed.metadata.get("page_unit") != "slide" or not parsed.pages:
+    """Where the chunks of a parsed document start and end. A deck or a book (``page_unit = "slide"`` or
+    ``"section"``) is split slide by slide, section by section: that is what its readers cite ("slide 4"),
+    and one chunk over three short slides would only say "slides 2-4"."""
+    if not parsed.metadata.get("page_unit") or not parsed.pages:
         return list(split_text(parsed.text, chunk_size, chunk_overlap))
     return [
         (page.start + start, page.start + end)
