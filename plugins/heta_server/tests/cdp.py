@@ -15,6 +15,7 @@ import json
 import shutil
 import subprocess
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +31,15 @@ class BrowserError(RuntimeError):
 
 class Page:
     def __init__(self, websocket_url: str):
-        self._socket = connect(websocket_url, max_size=None, open_timeout=30)
+        self._stack = ExitStack()
+        self._socket = self._stack.enter_context(connect(websocket_url, max_size=None, open_timeout=30))
         self._ids = itertools.count(1)
         self.events: list[dict[str, Any]] = []
         for domain in ("Page", "Runtime", "Log", "DOM"):
             self.send(f"{domain}.enable")
 
     def close(self) -> None:
-        self._socket.close()
+        self._stack.close()
 
     # --- protocol ------------------------------------------------------------------
 
@@ -113,10 +115,10 @@ class Page:
         return self.evaluate(f"[...document.querySelectorAll({json.dumps(selector)})].map((n) => n.textContent)")
 
     def click(self, selector: str) -> None:
-        """A real mouse click in the middle of the element (scrolled into view first)."""
+        """A real mouse click in the middle of the element's first box (a link that wraps has one per line)."""
         box = self.evaluate(
             f"(() => {{ const n = document.querySelector({json.dumps(selector)}); if (!n) return null; n.scrollIntoView({{block: 'center'}});"
-            " const r = n.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()"
+            " const r = n.getClientRects()[0]; return r ? [r.left + r.width / 2, r.top + r.height / 2] : null; })()"
         )
         if box is None:
             raise BrowserError(f"nothing matches {selector}")

@@ -11,7 +11,7 @@ export function el(tag, attributes = {}, ...children) {
     else if (name.startsWith("on") && typeof value === "function") node.addEventListener(name.slice(2), value);
     else node.setAttribute(name, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -59,7 +59,8 @@ export function clear(node) { node.replaceChildren(); return node; }
 
 // a table whose rows scroll sideways on a narrow screen rather than squeezing the page
 export function table(caption, columns, rows) {
-  return el("div", {class: "table-wrap"},
+  // focusable and named: a region that scrolls must be reachable by keyboard
+  return el("div", {class: "table-wrap", tabindex: 0, role: "region", "aria-label": caption || columns.join(", ")},
     el("table", {},
       caption ? el("caption", {}, caption) : null,
       el("thead", {}, el("tr", {}, columns.map((c) => el("th", {scope: "col"}, c)))),

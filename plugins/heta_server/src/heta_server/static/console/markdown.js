@@ -5,7 +5,8 @@
 
 import {el, marked} from "./dom.js";
 
-const INLINE = /(\*\*[^*\n]+\*\*|__[^_\n]+__|`[^`\n]+`|\[[^\]\n]+\]\([^)\s]+\)|\*[^*\s][^*\n]*\*)/g;
+// "__" only at word edges, as CommonMark has it: window.__name__ and snake__case stay text
+const INLINE = /(\*\*[^*\n]+\*\*|(?<![\p{L}\p{N}_])__[^_\n]+__(?![\p{L}\p{N}_])|`[^`\n]+`|\[[^\]\n]+\]\([^)\s]+\)|\*[^*\s][^*\n]*\*)/gu;
 
 function safeHref(url) {
   try {
