@@ -30,7 +30,7 @@ def _configure(config: ShoutConfig, fallbacks: ParserSet) -> DocumentParser:
         if b"refuse" in data:
             raise DocumentParseError("the service said no", code="shout_refused", outcome="Not indexed; try later.")
         fallback = fallbacks.for_name(name)  # the parser it stands in front of reads the text
-        assert fallback is not None and fallback.name == "text"
+        assert fallback is not None and fallback.name in ("text", "local_txt")
         return ParseResult(text=config.prefix + fallback.parse(data, name).text.upper())
 
     return DocumentParser("shout", config.extensions, parse)
@@ -105,3 +105,27 @@ async def test_file_types_and_parsers_of_first_party_plugins_say_what_to_install
     messages = {kb.document(i.subject.id).name: i.message for i in (await kb.build([docs])).issues if i.code == "unsupported_document_type"}
     assert ".pptx files are read by heta-plugin-office." in messages["deck.pptx"]
     assert ".doc files are read by heta-plugin-office (with LibreOffice installed) or heta-plugin-mineru" in messages["old.doc"]
+
+
+@attrs.frozen
+class PrefixConfig:
+    prefix: str
+
+
+def _configure_local(config: PrefixConfig, fallbacks: ParserSet) -> DocumentParser:
+    text = fallbacks.for_name("x.txt")
+    assert text is not None
+    return DocumentParser("local_txt", (".txt",), lambda data, name: ParseResult(text=config.prefix + text.parse(data, name).text))
+
+
+LOCAL_TXT = DocumentParser("local_txt", (".txt",), _unconfigured, config_type=PrefixConfig, configure=_configure_local)
+
+
+async def test_a_parser_in_front_falls_back_on_configured_local_parsers(tmp_path):
+    # shout (no file types of its own) stands in front of local_txt (its own .txt, configured in place)
+    registry = make_registry(inline_plugin(parsers=[SHOUT, LOCAL_TXT]))
+    recipe = _recipe(registry, {"shout": {"prefix": "> "}, "local_txt": {"prefix": "local: "}})
+    report, texts = await _texts(tmp_path, registry, recipe)
+    [issue] = report.issues
+    assert issue.code == "shout_refused"
+    assert texts == ["> LOCAL: QUIET WORDS"]

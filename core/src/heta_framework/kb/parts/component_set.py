@@ -69,19 +69,24 @@ class ComponentSet:
         raise UnknownNameError(f"Unknown component {key!r}: keys start with models., stores. or parsers.")
 
     def _open_parsers(self, name: str) -> ParserSet:
-        """The registered parsers (those ``only`` names); a parser given options by the recipe is configured
-        with the others as its fallbacks, and comes last, so it wins the extensions it takes."""
+        """The registered parsers (those ``only`` names), those the recipe gives options configured.
+
+        A parser with file types of its own (``legacy_office``) is configured in its place. One that registers
+        none and stands in front of the others (``mineru``) is configured with all the others, configured ones
+        included, as its fallbacks, and comes last, so it wins the file types it takes."""
         settings = self.recipe.parsers.get(name)
         only = set(settings.only) if settings is not None else set()
         options = dict(settings.options) if settings is not None else {}
         chosen = [p for p in self.registry.parsers if not only or p.name in only]
-        plain = ParserSet([p for p in chosen if p.name not in options])
-        configured = []
-        for parser in chosen:
-            if parser.name in options and parser.configure is not None:
-                config = parser_config(parser.name, options[parser.name], self.registry, f"$.parsers.{name}.options.{parser.name}")
-                configured.append(parser.configure(config, plain))
-        return ParserSet([*[p for p in chosen if p.name not in options], *configured])
+
+        def configured(parser: Any, fallbacks: ParserSet) -> Any:
+            config = parser_config(parser.name, options[parser.name], self.registry, f"$.parsers.{name}.options.{parser.name}")
+            return parser.configure(config, fallbacks)
+
+        unconfigured = ParserSet([p for p in chosen if p.name not in options])
+        local = [configured(p, unconfigured) if p.name in options else p for p in chosen if p.extensions]
+        in_front = [configured(p, ParserSet(local)) for p in chosen if p.name in options and not p.extensions]
+        return ParserSet([*local, *in_front])
 
     def _open_store(self, key: str, slot_and_name: str) -> Any:
         store = self.recipe.stores.get(slot_and_name)
