@@ -93,7 +93,7 @@ def _form(config: MinerUConfig) -> dict[str, str]:
     }
 
 
-def request_layout(config: MinerUConfig, data: bytes, name: str, *, transport: httpx.BaseTransport | None = None) -> LayoutAnswer:
+def request_layout(config: MinerUConfig, data: bytes, name: str) -> LayoutAnswer:
     """Send ``data`` (the file ``name``) to the service and return its answer; ``LayoutServiceError`` when it fails."""
     key = config.api_key()
     if config.api_key_env is not None and key is None:
@@ -105,7 +105,7 @@ def request_layout(config: MinerUConfig, data: bytes, name: str, *, transport: h
     headers = {"Accept": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
     media_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
     attempt = 0
-    with httpx.Client(timeout=httpx.Timeout(config.timeout_seconds), headers=headers, transport=transport) as client:
+    with httpx.Client(timeout=httpx.Timeout(config.timeout_seconds), headers=headers) as client:
         while True:
             try:
                 response = client.post(url, files={"files": (PurePath(name).name, data, media_type)}, data=_form(config))

@@ -28,12 +28,12 @@ def _unconfigured(data: bytes, name: str) -> ParseResult:
     raise DocumentParseError("the mineru parser needs [parsers.documents.options.mineru] endpoint = \"http://...\" in the recipe")
 
 
-def mineru_parser(config: MinerUConfig, fallbacks: ParserSet, transport: Any = None) -> DocumentParser:
-    """The configured parser; ``transport`` (an httpx transport) is for tests that need no socket."""
+def mineru_parser(config: MinerUConfig, fallbacks: ParserSet) -> DocumentParser:
+    """The parser ``config`` describes, falling back on ``fallbacks`` (the local parsers) when the service fails."""
 
     def parse(data: bytes, name: str) -> ParseResult:
         try:
-            return layout_result(request_layout(config, data, name, transport=transport))
+            return layout_result(request_layout(config, data, name))
         except LayoutServiceError as failure:
             local = fallbacks.for_name(name) if config.fallback else None
             log.warning("layout service failed for %s (%s)%s", name, failure.code, f"; reading it with {local.name!r}" if local else "")
