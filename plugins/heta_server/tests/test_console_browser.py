@@ -165,6 +165,8 @@ def test_search_runs_the_mode_the_api_runs_without_one(page, console, shoot):
     ran = api(console, "/api/v1/query", {"text": "Who discovered penicillin", "top_k": 10})["metadata"]["mode"]
     open_view(page, console, "#/search", "#q")
     assert page.evaluate("document.getElementById('mode').value") == ran
+    options = page.evaluate("[...document.querySelectorAll('#mode option')].map((o) => [o.value, o.dataset.available])")
+    assert options == [[row["mode"], "yes" if row["available"] else "no"] for row in api(console, "/api/v1/modes")["modes"]]
     page.type("#q", "Who discovered penicillin")
     page.click("#search button[type=submit]")
     page.wait_for("document.querySelector('#results .result')", timeout=90)
@@ -234,6 +236,30 @@ def test_the_old_search_page_links_still_open_a_search(page, console):
     page.goto(console.url + "/?q=penicillin&mode=full_text_search")
     page.wait_for("document.querySelector('#results .result')", timeout=60)
     assert "from full_text_search" in status(page) and page.evaluate("location.hash").startswith("#/search?")
+
+
+def test_with_a_language_model_the_answer_streams_in_with_citations_that_lead_to_their_results(browser, assistant_served, scripted_model, shoot):
+    from heta_framework.testing.http import chat_stream_reply
+
+    running, _, raw = assistant_served
+    scripted_model.enqueue("chat/completions", chat_stream_reply(["Alexander Fleming ", "discovered penicillin ", "in 1928 [1]."]))
+    page = browser.page
+    try:
+        page.goto(running.url + "/#token=" + raw["outsider"])
+        page.wait_for("document.querySelector('.count')")
+        page.goto(running.url + "/#/search?q=Who+discovered+penicillin")
+        page.wait_for("document.querySelector('.answer[aria-busy=false] .cite')", timeout=60)
+        assert page.evaluate("document.getElementById('answer').checked")  # answers are on when a model is configured
+        assert page.text(".answer-text") == "Alexander Fleming discovered penicillin in 1928 [1]."
+        assert page.text("#results .result-title") == "1. penicillin.md"
+        page.click(".answer .cite")
+        assert page.evaluate("document.activeElement.id") == "result-1"
+        assert not [p for p in page.problems if "lab" in p.lower()]
+        assert "Peoria" not in page.text("main")  # the outsider's answer rests only on what it may read
+        shoot(page, "answer")
+        scripted_model.check()
+    finally:
+        page.evaluate("sessionStorage.clear()")
 
 
 # --- documents -----------------------------------------------------------------------------------------
@@ -366,7 +392,7 @@ def test_each_view_passes_axe_and_reads_at_400_px(page, console, shoot, fragment
     overflow = page.evaluate("document.documentElement.scrollWidth")
     assert overflow <= 400, f"{fragment} is {overflow} px wide at 400 px"
     assert serious_violations(page) == []
-    shoot(page, "narrow-" + re.sub(r"\W+", "-", fragment).strip("-") or "home")
+    shoot(page, "narrow-" + (re.sub(r"\W+", "-", fragment).strip("-") or "home"))
 
 
 def test_the_graph_explorer_passes_axe(page, console):
