@@ -43,6 +43,23 @@ def test_every_step_procedure_and_mode_is_documented(registry):
     assert not missing
 
 
+def test_value_types_page_is_generated_from_the_code():
+    from heta_framework.reference.value_types import generate_value_types
+
+    assert (DOCS / "value-types.md").read_text(encoding="utf-8") == generate_value_types(), (
+        "docs/value-types.md is stale: run `python scripts/generate_reference.py`"
+    )
+
+
+def test_value_type_fields_carry_their_source_comments():
+    from heta_framework.contracts.documents import Chunk
+    from heta_framework.reference.value_types import field_comments
+
+    comments = field_comments(Chunk)
+    assert comments["page"].startswith("the page its start lies on")
+    assert comments["start"].startswith("character offsets") and "end" not in comments  # a comment covers the next field only
+
+
 def test_reference_is_generated_from_the_installed_plugins(registry):
     assert (DOCS / "reference.md").read_text(encoding="utf-8") == generate_reference(registry), (
         "docs/reference.md is stale: run `python scripts/generate_reference.py`"

@@ -146,8 +146,10 @@ class DocumentRecord:
 
 @attrs.frozen
 class PageSpan:
+    #: character offsets in the parsed text (end exclusive) of the text that came from ``page``
     start: int
     end: int
+    #: the page number, from 1
     page: int
 
 
@@ -170,14 +172,20 @@ class ParsedDocument:
 class Chunk:
     """A piece of a document with provenance: document, source path, character offsets, page."""
 
+    #: unique in the knowledge base; the fusion key of its search results
     id: str
     document_id: str
     text: str
+    #: its position among the document's chunks, from 0
     index: int
+    #: character offsets of ``text`` in the parsed document's text (end exclusive)
     start: int
     end: int
+    #: the file it came from (a path), or the ``SourceDocument``'s ``source``
     source: str = ""
+    #: the page its start lies on (PDF, slides), None when the format has no pages
     page: int | None = None
+    #: provenance beyond the page (``sheet``, ``rows``, ``section``, ...) and the document's own metadata
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_dict)
 
     def provenance(self) -> dict[str, Any]:

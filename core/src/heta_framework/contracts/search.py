@@ -56,11 +56,17 @@ class SearchAssetRef:
 
 @attrs.frozen
 class QueryRequest:
+    """One query as an engine receives it (``QueryEngineProtocol.query(request, context)``)."""
+
     text: str
     mode: str
+    #: how many results to return at most
     top_k: int = 10
+    #: metadata equality filters (``{"document_id": [...]}``, ``{"source": ...}``); a list value means any of them
     filters: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
+    #: the mode's own options, already checked against its ``options_type`` (``query_options(engine, request)``)
     options: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
+    #: whether the caller asked for ``response.trace``
     trace: bool = False
     #: who asks and what they may read (``heta_framework.contracts.access``); ``None``: no restriction
     #: (the build's own queries). The knowledge base sets it on every query a caller makes, narrows the
@@ -85,10 +91,14 @@ class QueryResult:
 
     id: str
     text: str
+    #: higher is better; comparable only within one response
     score: float
+    #: ``chunk``, ``entity``, ``relation``, or a plugin's own kind (``community``, ``wiki_section``, ...)
     kind: str = "chunk"
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
+    #: for a graph fact or a summary: the chunks it came from
     evidence: tuple[QueryResult, ...] = ()
+    #: for a fused result: the base modes that found it
     sources: tuple[str, ...] = ()
 
     @property
@@ -149,10 +159,16 @@ def _citations(items: Iterable[Citation]) -> tuple[Citation, ...]:
 
 @attrs.frozen
 class QueryResponse:
+    """What a mode answers: results best first, and an answer when one was asked for."""
+
     results: tuple[QueryResult, ...] = attrs.field(default=(), converter=_results)
+    #: the language model's answer (``answer=True``, or modes that always answer)
     answer: str | None = None
+    #: which results the answer cites
     citations: tuple[Citation, ...] = attrs.field(default=(), converter=_citations)
+    #: the tree of nested mode calls, with ``trace=True``
     trace: TraceNode | None = None
+    #: ``mode`` (set by the knowledge base), ``issues`` (recoverable problems, each with a stable ``code``), and the mode's own keys (``fusion``, ``ranking``, ...)
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
     #: the model calls the query made, by model (``heta_framework.common.usage``): set on the caller's
     #: response, empty on the responses of the modes a composed mode calls (their calls are in the caller's)
