@@ -63,8 +63,8 @@ class _NoSpan:
     def __enter__(self) -> Span:
         return trace.INVALID_SPAN
 
-    def __exit__(self, *exc_info: object) -> bool:
-        return False
+    def __exit__(self, *exc_info: object) -> None:
+        return None
 
 
 _NO_SPAN = _NoSpan()

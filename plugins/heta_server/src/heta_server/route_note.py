@@ -46,10 +46,16 @@ def template(path: str, params: dict[str, Any]) -> str:
     return "/".join(segments)
 
 
+def note_of(scope: dict) -> dict[str, Any]:
+    """The request's note (``request_log.NOTE_KEY``), or an empty one."""
+    holder = scope.get(NOTE_KEY)
+    return holder if isinstance(holder, dict) else {}
+
+
 def route_of(scope: dict, served: list[str], default_kb: str) -> tuple[str, str | None]:
     """(route template, knowledge base) of an answered request: ``unknown`` for no route or a name not served,
     ``None`` outside ``/api/`` (the chat endpoints pick theirs by the body's model)."""
-    holder = scope.get(NOTE_KEY) if isinstance(scope.get(NOTE_KEY), dict) else {}
+    holder = note_of(scope)
     route = holder.get("route")
     if route is None:
         return UNKNOWN, None

@@ -15,8 +15,7 @@ from typing import Any
 from heta_framework.kb.tracing import continued_from, set_attributes, span
 
 from heta_server.config import DEFAULT_KB
-from heta_server.request_log import NOTE_KEY
-from heta_server.route_note import route_of
+from heta_server.route_note import note_of, route_of
 
 
 class RequestTracing:
@@ -45,7 +44,7 @@ class RequestTracing:
             finally:
                 if current.is_recording():
                     route, kb_name = route_of(scope, self.served, DEFAULT_KB)
-                    holder = scope.get(NOTE_KEY) if isinstance(scope.get(NOTE_KEY), dict) else {}
+                    holder = note_of(scope)
                     current.update_name(f"{method} {route}")
                     set_attributes(current, {
                         "http.route": route, "http.response.status_code": status, "heta.kb": kb_name,
