@@ -214,3 +214,37 @@ def test_the_static_files_are_served_with_their_types_and_the_page_forbids_inlin
     with running.client(headers=lab[1]["chemist"]) as client:  # and even with it, only the listed files exist
         for name in ("console/nope.js", "%2e%2e/app.py", "..%2Fapp.py", "vendor/README.md"):
             assert client.get(f"/static/{name}").status_code == 404, name
+
+
+def test_a_chunk_link_opens_the_page_that_holds_the_chunk():
+    from heta_framework.builtin.steps.split import chunks_key
+    from heta_framework.contracts.documents import Chunk, DocumentRecord, chunk_to_dict
+    from heta_server.console_documents import document_view
+
+    chunks = [chunk_to_dict(Chunk(id=f"long-{i:05d}", document_id="long", text=f"Part {i}.", index=i, start=i * 10, end=i * 10 + 8,
+                                  source="/data/long.pdf", page=i // 3 + 1)) for i in range(120)]
+
+    class Objects:
+        def exists(self, key):
+            return key == chunks_key("long")
+
+        def get_json(self, key):
+            return chunks
+
+    class Record:
+        def all_issues(self):
+            return []
+
+    class FakeKB:
+        objects, run_record = Objects(), Record()
+
+        def readers(self, document_id):
+            return ("public",)
+
+    record = DocumentRecord(id="long", source="/data/long.pdf", name="long.pdf", content_hash="h", size=10, raw_key="raw/long.pdf")
+    first = document_view(FakeKB(), record, limit=50)
+    assert [c["id"] for c in first["chunk_texts"]][:2] == ["long-00000", "long-00001"] and first["next_offset"] == 50
+    opened = document_view(FakeKB(), record, limit=50, chunk="long-00077")
+    assert opened["offset"] == 50 and "long-00077" in [c["id"] for c in opened["chunk_texts"]]
+    assert opened["chunk_texts"][27]["location"] == "long.pdf p.26"  # the chunk's page, as `heta query` says it
+    assert document_view(FakeKB(), record, limit=50, chunk="elsewhere")["offset"] == 0

@@ -425,6 +425,22 @@ def test_a_token_server_asks_for_the_token_and_a_link_can_carry_it(browser, cons
         running.stop()
 
 
+def test_a_server_of_several_knowledge_bases_offers_a_switch(browser, console_kb, built_kb, server_starter):
+    running = server_starter(console_kb, kbs={"notes": built_kb})
+    page = browser.page
+    try:
+        page.goto(running.url + "/#/")
+        page.wait_for("document.getElementById('kb-switch')")
+        assert page.texts("#kb-switch option") == ["default (--kb)", "notes"]
+        assert page.texts(".count-value")[0] == "5"
+        page.evaluate("(() => { const s = document.getElementById('kb-switch'); s.value = 'notes'; s.dispatchEvent(new Event('change')); })()")
+        page.wait_for("location.search === '?kb=notes' && document.querySelector('.count')")
+        assert page.text("main h1") == "notes" and page.texts(".count-value")[0] == "4"
+        assert page.evaluate("document.getElementById('kb-switch').value") == "notes"
+    finally:
+        running.stop()
+
+
 # --- writes (last: they change the knowledge base the tests above read) --------------------------------
 
 

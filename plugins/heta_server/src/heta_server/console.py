@@ -51,12 +51,13 @@ def console_routes(resolve: Callable[..., Call]) -> APIRouter:
     @router.get("/documents/{document_id:path}")
     async def document(
         document_id: str, call: Reader, offset: Annotated[int, Query(ge=0)] = 0, limit: Annotated[int, Query(ge=1, le=200)] = 50,
+        chunk: str | None = None,
     ) -> dict[str, Any]:
         record = call.document(document_id)  # 404 for a document the caller may not read
         scope = call.scope()
 
         def view() -> dict[str, Any]:
-            data = document_view(call.kb, record, offset=offset, limit=limit)
+            data = document_view(call.kb, record, offset=offset, limit=limit, chunk=chunk)
             try:
                 data["entities"] = document_entities(graph_store(call.kb), record.id, scope)
             except ApiError:

@@ -78,10 +78,14 @@ def catalog_page(kb: Any, records: Sequence[Any], counts: ChunkCounts, *, text: 
     }
 
 
-def document_view(kb: Any, record: Any, *, offset: int = 0, limit: int = 50) -> dict[str, Any]:
-    """A readable document: its catalog entry, issues, and one page of its chunks with their locations."""
+def document_view(kb: Any, record: Any, *, offset: int = 0, limit: int = 50, chunk: str | None = None) -> dict[str, Any]:
+    """A readable document: its catalog entry, issues, and one page of its chunks with their locations
+    (the page holding ``chunk`` when it is one of them: a search result's link opens where it points)."""
     chunks = document_chunks(kb, record.id)
     limit = max(1, min(limit, MAX_PAGE))
+    position = next((i for i, c in enumerate(chunks) if c.id == chunk), None) if chunk else None
+    if position is not None:
+        offset = position - position % limit
     page = chunks[offset:offset + limit]
     following = offset + limit
     return {

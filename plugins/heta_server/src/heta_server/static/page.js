@@ -36,7 +36,30 @@ async function loadSummary() {
   const name = summary.default_kb ? summary.folder : summary.name;
   $("kb-name").textContent = name;
   document.title = name + " · Heta";
+  await offerOtherKbs();
   return summary;
+}
+
+// a server with --kb-dir serves several knowledge bases: a caller may switch among the ones its token may use
+async function offerOtherKbs() {
+  if ($("kb-switch")) return;
+  const {kbs} = await api("/api/v1/kbs");
+  if (kbs.length < 2) return;
+  const select = document.createElement("select");
+  select.id = "kb-switch";
+  for (const kb of kbs) {
+    const option = document.createElement("option");
+    option.value = kb.default ? "" : kb.name;
+    option.textContent = kb.default ? kb.name + " (--kb)" : kb.name;
+    select.append(option);
+  }
+  select.value = kbName || "";
+  select.addEventListener("change", () => { location.href = "/" + (select.value ? "?kb=" + encodeURIComponent(select.value) : "") + "#/"; });
+  const label = document.createElement("label");
+  label.htmlFor = "kb-switch";
+  label.className = "kb-switch-label";
+  label.textContent = "Knowledge base";
+  $("kb-name").after(" ", label, " ", select);
 }
 
 let showing = 0;

@@ -108,8 +108,10 @@ function removeControls(record, {status, refresh, go}) {
 }
 
 async function documentPage(view, id, {summary, params, status, refresh, go}) {
-  const offset = Math.max(0, Number(params.get("offset")) || 0);
-  const data = await api("/console/documents/" + encodeURIComponent(id) + "?" + new URLSearchParams({offset, limit: PAGE}));
+  const wanted = params.get("chunk");
+  const asked = {offset: Math.max(0, Number(params.get("offset")) || 0), limit: PAGE, ...(wanted ? {chunk: wanted} : {})};
+  const data = await api("/console/documents/" + encodeURIComponent(id) + "?" + new URLSearchParams(asked));
+  const offset = data.offset;
   view.append(el("p", {class: "crumbs"}, el("a", {href: "#/documents"}, "Documents"), " / "), el("h1", {}, data.name));
   const facts = [
     ["id", data.id], ["state", stateCell(data)], ["size", bytes(data.size)], ["chunks", String(data.chunks)],
@@ -126,7 +128,6 @@ async function documentPage(view, id, {summary, params, status, refresh, go}) {
   }
   if (summary.may_write) view.append(removeControls(data, {status, refresh, go}));
   view.append(el("h2", {}, "Chunks"));
-  const wanted = params.get("chunk");
   const list = el("ol", {class: "chunks", start: offset + 1});
   for (const chunk of data.chunk_texts) {
     const item = el("li", {id: "chunk-" + chunk.id, class: "chunk" + (chunk.id === wanted ? " wanted" : ""), tabindex: "-1"},
