@@ -34,7 +34,7 @@ SLIDES = [
     ], "Sputnik's radio beeps could be heard by amateur radio operators around the world."),
     ("The race to the Moon", [
         "In 1961 President Kennedy set the goal of landing a man on the Moon before the decade was out",
-        "The Apollo programme flew the Saturn V, the most powerful rocket of its time",
+        "The Apollo programme built the most powerful rocket of its time to carry three astronauts",
     ], "Apollo 13 was meant to land too: an oxygen tank failed and the crew returned safely around the Moon."),
 ]
 
