@@ -68,6 +68,21 @@ def write_deck(path: Path) -> None:
     properties.created = properties.modified = fixed
     properties.revision = 1
     deck.save(path)
+    _fix_zip_times(path)
+
+
+def _fix_zip_times(path: Path) -> None:
+    """Rewrite the .pptx (a zip) with one fixed time on every member: the zip writer stamps the clock's time,
+    and the committed file should change only when its content does."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as source:
+        members = [(info, source.read(info)) for info in source.infolist()]
+    with zipfile.ZipFile(path, "w") as target:
+        for info, data in members:
+            fixed = zipfile.ZipInfo(info.filename, date_time=(2026, 1, 1, 0, 0, 0))
+            fixed.compress_type = info.compress_type
+            target.writestr(fixed, data)
 
 
 def main() -> None:
