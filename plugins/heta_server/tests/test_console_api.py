@@ -248,3 +248,27 @@ def test_a_chunk_link_opens_the_page_that_holds_the_chunk():
     assert opened["offset"] == 50 and "long-00077" in [c["id"] for c in opened["chunk_texts"]]
     assert opened["chunk_texts"][27]["location"] == "long.pdf p.26"  # the chunk's page, as `heta query` says it
     assert document_view(FakeKB(), record, limit=50, chunk="elsewhere")["offset"] == 0
+
+
+def test_removed_documents_are_listed_only_to_callers_who_could_read_them(tmp_path, server_factory, tokens):
+    from heta_framework.builtin.steps import ParseDocuments, SplitDocuments
+    from heta_framework.kb import Recipe
+    from heta_framework.plugins.registry import PluginRegistry
+    from heta_plugin_fulltext import IndexFullText
+    from heta_server.config import ServerConfig
+
+    kb = KnowledgeBase.create(tmp_path / "small", Recipe(steps=[ParseDocuments(), SplitDocuments(), IndexFullText()]),
+                              registry=PluginRegistry.from_entry_points(strict=True))
+    kb.sync.build([SourceDocument(id="kept", name="kept.md", text="Kept for good."),
+                   SourceDocument(id="gone", name="gone-plan.md", text="A plan nobody keeps.", access=["group:lab"])])
+    kb.sync.delete_documents(["gone"])
+    kb.close()
+    table, headers = tokens(PEOPLE)
+    running = server_factory(tmp_path / "small", ServerConfig(tokens=table))
+    with running.client(headers=headers["chemist"]) as client:
+        rows = client.get("/api/v1/console/documents").json()["documents"]
+    assert [(r["name"], r["state"]) for r in rows] == [("kept.md", "built"), ("gone-plan.md", "removed")]
+    assert rows[1]["updated"] > 0 and rows[1]["chunks"] == 0
+    with running.client(headers=headers["outsider"]) as client:
+        data = client.get("/api/v1/console/documents").json()
+    assert [r["name"] for r in data["documents"]] == ["kept.md"] and "gone" not in json.dumps(data)

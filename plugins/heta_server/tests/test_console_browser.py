@@ -463,4 +463,7 @@ def test_upload_a_document_then_remove_it(page, console, shoot, tmp_path):
     page.click("#remove-confirm")
     page.wait_for("location.hash.startsWith('#/documents?removed=') && document.querySelector('main table')", timeout=120)
     assert "comet-notes.md" not in page.texts("main tbody a")
+    removed = page.evaluate("[...document.querySelectorAll('main tbody tr')].map((tr) => [...tr.cells].map((c) => c.textContent))"
+                            ".filter((cells) => cells[0] === 'comet-notes.md')")
+    assert len(removed) == 1 and removed[0][1] == "removed"  # listed as removed, no longer a link
     assert api(console, "/api/v1/console/summary")["documents"]["total"] == 5

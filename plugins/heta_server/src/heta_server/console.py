@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query
 
 from heta_server.config import DEFAULT_KB
-from heta_server.console_documents import ChunkCounts, catalog_page, document_view
+from heta_server.console_documents import ChunkCounts, catalog_page, document_view, removed_documents
 from heta_server.console_eval import eval_chart, eval_report
 from heta_server.console_graph import document_entities, entity_view, fact_evidence, graph_store, neighbourhood
 from heta_server.console_summary import kb_summary
@@ -46,7 +46,8 @@ def console_routes(resolve: Callable[..., Call]) -> APIRouter:
         call: Reader, q: str = "", offset: Annotated[int, Query(ge=0)] = 0, limit: Annotated[int, Query(ge=1, le=200)] = 50,
     ) -> dict[str, Any]:
         records = call.readable()
-        return await asyncio.to_thread(catalog_page, call.kb, records, counts, text=q, offset=offset, limit=limit)
+        removed = removed_documents(call.kb, call.caller.principals)  # the ones the caller could read
+        return await asyncio.to_thread(catalog_page, call.kb, records, counts, text=q, offset=offset, limit=limit, removed=removed)
 
     @router.get("/documents/{document_id:path}")
     async def document(

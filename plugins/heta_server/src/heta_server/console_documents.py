@@ -9,11 +9,13 @@ are kept per document version, so the catalog and the home page do not read ever
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import PurePath
 from typing import Any
 
+import attrs
 from heta_framework.cli.documents import document_chunks
+from heta_framework.contracts.access import may_read
 from heta_framework.contracts.provenance import describe_location
 
 MAX_PAGE = 200
@@ -52,7 +54,7 @@ def document_issues(kb: Any) -> dict[str, list[dict[str, Any]]]:
 
 
 def _name(record: Any) -> str:
-    return record.name or PurePath(record.source).name or record.id
+    return str(record.name or PurePath(record.source).name or record.id)
 
 
 def catalog_row(record: Any, chunks: int, issues: list[dict[str, Any]]) -> dict[str, Any]:
@@ -62,17 +64,57 @@ def catalog_row(record: Any, chunks: int, issues: list[dict[str, Any]]) -> dict[
     }
 
 
-def catalog_page(kb: Any, records: Sequence[Any], counts: ChunkCounts, *, text: str = "", offset: int = 0, limit: int = 50) -> dict[str, Any]:
-    """One page of the readable catalog, by name; ``text`` keeps the documents whose name or id contains it."""
+@attrs.frozen
+class RemovedDocument:
+    """A document ``heta remove`` (or the API) took out: ``kb.removed_documents`` keeps its source and when."""
+
+    id: str
+    source: str
+    removed: float | None
+
+    @property
+    def name(self) -> str:
+        return PurePath(self.source.replace("\\", "/")).name or self.id
+
+
+def removed_documents(kb: Any, principals: Iterable[str]) -> list[RemovedDocument]:
+    """The removed documents ``principals`` could read when they were removed. The access list a document had
+    is kept with its removal; an entry without one (removed before that was kept) is listed to nobody."""
+    callers = frozenset(principals)
+    found = []
+    for doc_id, entry in kb.removed_documents.items():
+        if "access" not in entry:
+            continue
+        access = entry["access"]
+        readers = kb.recipe.access.readers(None if access is None else tuple(access))
+        if may_read(readers, callers):
+            found.append(RemovedDocument(doc_id, str(entry.get("source") or ""), entry.get("removed")))
+    return found
+
+
+def _removed_row(document: RemovedDocument) -> dict[str, Any]:
+    return {"id": document.id, "name": document.name, "state": "removed", "size": None, "chunks": 0, "added": None,
+            "updated": document.removed, "issues": []}
+
+
+def catalog_page(kb: Any, records: Sequence[Any], counts: ChunkCounts, *, text: str = "", offset: int = 0, limit: int = 50,
+                 removed: Sequence[RemovedDocument] = ()) -> dict[str, Any]:
+    """One page of the readable catalog, by name; ``text`` keeps the documents whose name or id contains it.
+
+    ``removed``: removed documents to list too (state ``removed``, ``updated`` when), after the others; the
+    caller decides who may see them (their access lists went with them)."""
     wanted = text.strip().lower()
-    chosen = [r for r in records if not wanted or wanted in _name(r).lower() or wanted in r.id.lower()]
-    chosen.sort(key=lambda r: (_name(r).lower(), r.id))
+    kept = {r.id for r in records}
+    chosen = [r for r in [*records, *(d for d in removed if d.id not in kept)]
+              if not wanted or wanted in _name(r).lower() or wanted in r.id.lower()]
+    chosen.sort(key=lambda r: (isinstance(r, RemovedDocument), _name(r).lower(), r.id))
     limit = max(1, min(limit, MAX_PAGE))
     page = chosen[offset:offset + limit]
     issues = document_issues(kb)
     following = offset + limit
     return {
-        "documents": [catalog_row(r, counts.of(kb, r), issues.get(r.id, [])) for r in page],
+        "documents": [_removed_row(r) if isinstance(r, RemovedDocument) else catalog_row(r, counts.of(kb, r), issues.get(r.id, []))
+                      for r in page],
         "total": len(chosen), "offset": offset, "limit": limit,
         "next_offset": following if following < len(chosen) else None,
     }

@@ -55,7 +55,10 @@ class DocumentRemoval:
             record = loaded.catalog.pop(doc_id)
             objects.delete(record.raw_key)
             if remember:
-                loaded.removed[doc_id] = {"source": record.source, "content_hash": record.content_hash, "removed": time.time()}
+                # its own access list goes with it (None: the recipe's default), so a listing of removed documents
+                # can still tell who may know of it
+                loaded.removed[doc_id] = {"source": record.source, "content_hash": record.content_hash, "removed": time.time(),
+                                          "access": None if record.access is None else list(record.access)}
             removed.append(record)
         loaded.save_catalog()
         loaded.save_removed()

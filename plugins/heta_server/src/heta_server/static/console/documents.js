@@ -77,7 +77,8 @@ async function catalog(view, {summary, params, status, refresh, go}) {
     return;
   }
   view.append(table(null, ["name", "state", "size", "chunks", "added", "updated"], data.documents.map((row) => [
-    el("a", {href: "#/documents/" + encodeURIComponent(row.id)}, row.name), stateCell(row), bytes(row.size), String(row.chunks),
+    row.state === "removed" ? row.name : el("a", {href: "#/documents/" + encodeURIComponent(row.id)}, row.name), stateCell(row),
+    bytes(row.size), row.state === "removed" ? "" : String(row.chunks),
     when(row.added), when(row.updated),
   ])), pager(data, hashFor));
 }
