@@ -4,8 +4,8 @@
 "use strict";
 
 import {api} from "./api.js";
-import {el} from "./dom.js";
-import {renderMarkdown} from "./markdown.js";
+import {el, queryWords, wordPattern} from "./dom.js";
+import {renderMarkdown, snippet} from "./markdown.js";
 
 const PAGE = 25;
 const CYTOSCAPE_STYLESHEET = "__________cytoscape_stylesheet";
@@ -115,6 +115,8 @@ class Explorer {
   async evidence(kind, id, total) {
     const data = await api("/console/graph/evidence?" + new URLSearchParams({kind, id}));
     const fact = data.fact;
+    const pattern = wordPattern(queryWords(kind === "entity" ? fact.name : [this.entities.get(fact.source), this.entities.get(fact.target)]
+      .filter(Boolean).map((e) => e.name).join(" ")));
     this.cy.elements().unselect();
     this.cy.getElementById(id).select();
     const title = kind === "entity" ? fact.name : (this.entities.get(fact.source) || {name: fact.source}).name + " — " +
@@ -128,7 +130,7 @@ class Explorer {
       el("ol", {class: "evidence"}, data.evidence.map((item) => el("li", {},
         el("p", {class: "meta"}, el("a", {href: "#/documents/" + encodeURIComponent(item.document_id) + "?chunk=" + encodeURIComponent(item.chunk_id)}, item.location)),
         item.said && item.said !== item.text ? el("p", {class: "said"}, item.said) : null,
-        renderMarkdown(item.text)))));
+        renderMarkdown(snippet(item.text, pattern), pattern)))));
   }
 }
 

@@ -176,8 +176,8 @@ export async function render(view, {summary, params, status, go}) {
   const answer = summary.answers ? el("input", {id: "answer", type: "checkbox", checked: params.get("answer") !== "no"}) : null;
   const form = el("form", {id: "search", role: "search"},
     el("label", {for: "q", class: "visually-hidden"}, "Question"), input,
-    el("label", {for: "mode", class: "inline-label"}, "Mode"), select,
-    el("label", {for: "top_k", class: "inline-label"}, "Results"), k,
+    el("span", {class: "field"}, el("label", {for: "mode", class: "inline-label"}, "Mode"), select),
+    el("span", {class: "field"}, el("label", {for: "top_k", class: "inline-label"}, "Results"), k),
     answer ? el("span", {class: "check"}, answer, el("label", {for: "answer"}, "Answer")) : null,
     el("button", {type: "submit"}, "Search"));
   form.addEventListener("submit", (event) => {
