@@ -22,14 +22,15 @@ MAX_PAGE = 200
 
 
 class ChunkCounts:
-    """How many chunks each document version has (keyed by id, content hash and state), read once."""
+    """How many chunks each document version has (keyed by knowledge base, id, content hash and state), read
+    once: at 10,000 documents the first home page reads every chunk file (about 30 µs each), later ones none."""
 
     def __init__(self) -> None:
-        self._counts: dict[tuple[str, str, str], int] = {}
+        self._counts: dict[tuple[str, str, str, str], int] = {}
         self._lock = threading.Lock()
 
     def of(self, kb: Any, record: Any) -> int:
-        key = (record.id, record.content_hash, record.state)
+        key = (str(kb.path), record.id, record.content_hash, record.state)
         with self._lock:
             known = self._counts.get(key)
         if known is None:
