@@ -1,4 +1,4 @@
-"""heta-server: ``heta serve`` (an HTTP API and a search page over a loaded knowledge base) and ``memory_search``.
+"""heta-server: ``heta serve`` (an HTTP API and a console over a loaded knowledge base) and ``memory_search``.
 
 The package is also a Heta plugin (entry point ``heta``): it registers the query mode
 ``memory_search``. Importing it does not import FastAPI or uvicorn; ``heta_server.app``
