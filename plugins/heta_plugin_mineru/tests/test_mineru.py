@@ -172,10 +172,16 @@ async def test_a_time_out_is_an_issue_and_the_build_goes_on(tmp_path, server, ke
     report = await kb.build([docs])
     assert time.monotonic() - started < 4
     [issue] = report.issues
-    assert (issue.code, issue.resolution.action) == ("layout_service_timeout", "skipped_document")
-    assert "did not answer within 0.5 s" in issue.message
-    assert len(server.requests) == 1  # a time-out is not retried: the next attempt would wait as long
+    assert (issue.code, issue.resolution.action) == ("layout_service_timeout", "retry_document")
+    assert "did not answer within 0.5 s" in issue.message and "next heta build sends it" in issue.resolution.outcome
+    assert len(server.requests) == 1  # a time-out is not retried at once: the next attempt would wait as long
     assert [r.metadata["name"] for r in (await kb.query("notes indexed", mode="sql_text_search")).results] == ["notes.txt"]
+
+    # the document stayed pending: a plain build (no --rebuild) sends it again, and now the service answers
+    server.enqueue("/file_parse", body=recorded("file_parse_report_pdf.json"))
+    again = await kb.build([docs])
+    assert not again.issues and len(server.requests) == 2
+    assert (await kb.query("Seaford Road", mode="sql_text_search", top_k=1)).results[0].metadata["name"] == "report.pdf"
 
 
 async def test_when_the_service_fails_the_local_parser_reads_the_document_with_a_warning(tmp_path, server, key):
@@ -199,7 +205,7 @@ async def test_5xx_answers_are_retried_then_an_issue(tmp_path, server, key, stat
     docs = docs_with(tmp_path, **{"report.pdf": b"%PDF-1.7 not read locally"})
     kb = make_kb(tmp_path, server, retries=2, fallback=False)
     [issue] = (await kb.build([docs])).issues
-    assert issue.code == "layout_service_error"
+    assert (issue.code, issue.resolution.action) == ("layout_service_error", "retry_document")
     assert f"HTTP {status}: inference worker crashed (3 attempts)" in issue.message
     assert len(server.requests) == 3
     server.check()

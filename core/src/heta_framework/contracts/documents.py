@@ -230,18 +230,22 @@ class DocumentParseError(Exception):
     """Raised by a parser for a document it cannot read; becomes an issue with ``code`` (``corrupt_document``
     unless the parser knows better: a layout service that timed out, a converter that is not installed).
 
-    ``outcome`` says what happens to the document and what the user can do, in the issue.
+    ``outcome`` says what happens to the document and what the user can do, in the issue. ``retry``: the
+    cause may pass (a service that timed out), so the document stays pending and the next build tries again.
     """
 
     code = "corrupt_document"
     outcome = "Not indexed."
+    retry = False
 
-    def __init__(self, message: str = "", *, code: str | None = None, outcome: str | None = None):
+    def __init__(self, message: str = "", *, code: str | None = None, outcome: str | None = None, retry: bool | None = None):
         super().__init__(message)
         if code is not None:
             self.code = code
         if outcome is not None:
             self.outcome = outcome
+        if retry is not None:
+            self.retry = retry
 
 
 @attrs.frozen

@@ -7,10 +7,10 @@ and the answer as JSON, ``{"backend", "version", "results": {<file stem>: {"md_c
 
 Failures have stable codes, the codes of the document issues they become:
 
-- ``layout_service_timeout``: no answer within ``timeout_seconds`` (not retried: the next
-  attempt would wait as long again);
+- ``layout_service_timeout``: no answer within ``timeout_seconds`` (not retried at once: the
+  next attempt would wait as long again; the document stays pending for the next build);
 - ``layout_service_error``: a 5xx answer or a connection that failed, after ``retries``
-  further attempts with a doubling back-off;
+  further attempts with a doubling back-off (the document stays pending for the next build);
 - ``layout_service_rejected``: a 4xx answer (a wrong key, a file too large or of a type the
   service does not take): retrying would not help;
 - ``layout_service_bad_answer``: an answer that is not JSON, or not of the shape above;
@@ -45,6 +45,8 @@ BAD_ANSWER = "layout_service_bad_answer"
 KEY_MISSING = "layout_service_key_missing"
 
 _DETAIL_CHARS = 200
+#: a time-out or a server error may pass: the document stays pending and the next build sends it again
+_AGAIN = "Not indexed this build; the next heta build sends it to the service again."
 
 
 class LayoutServiceError(DocumentParseError):
@@ -110,7 +112,9 @@ def request_layout(config: MinerUConfig, data: bytes, name: str) -> LayoutAnswer
             try:
                 response = client.post(url, files={"files": (PurePath(name).name, data, media_type)}, data=_form(config))
             except httpx.TimeoutException:
-                raise LayoutServiceError(f"the layout service at {url} did not answer within {config.timeout_seconds:g} s", code=TIMEOUT) from None
+                raise LayoutServiceError(
+                    f"the layout service at {url} did not answer within {config.timeout_seconds:g} s", code=TIMEOUT, outcome=_AGAIN, retry=True,
+                ) from None
             except httpx.TransportError as exc:
                 problem = f"the layout service at {url} could not be reached ({type(exc).__name__}: {redact(str(exc), key)})"
             else:
@@ -123,7 +127,7 @@ def request_layout(config: MinerUConfig, data: bytes, name: str) -> LayoutAnswer
                     )
                 problem = f"the layout service at {url} failed: HTTP {response.status_code}{_detail(response, key)}"
             if attempt >= config.retries:
-                raise LayoutServiceError(problem + (f" ({attempt + 1} attempts)" if attempt else ""), code=FAILED)
+                raise LayoutServiceError(problem + (f" ({attempt + 1} attempts)" if attempt else ""), code=FAILED, outcome=_AGAIN, retry=True)
             attempt += 1
             log.warning("layout service attempt %d for %s failed, retrying: %s", attempt, PurePath(name).name, problem)
             time.sleep(config.retry_backoff_seconds * 2 ** (attempt - 1))

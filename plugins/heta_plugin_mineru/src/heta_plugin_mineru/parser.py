@@ -44,6 +44,7 @@ def mineru_parser(config: MinerUConfig, fallbacks: ParserSet) -> DocumentParser:
             except DocumentParseError as also:
                 raise LayoutServiceError(
                     f"{failure}; the local parser {local.name!r} could not read it either: {also}", code=failure.code, outcome=also.outcome,
+                    retry=failure.retry,
                 ) from None
             warning = (failure.code, f"{failure}; read with the local parser {local.name!r} instead, without the service's layout")
             return attrs.evolve(result, warnings=(*result.warnings, warning))

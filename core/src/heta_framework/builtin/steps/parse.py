@@ -153,10 +153,12 @@ class ParseDocuments:
                 )
                 continue
             except Exception as exc:  # DocumentParseError (its own code, corrupt_document by default), or a parser bug: neither may stop the build
-                code, outcome = (exc.code, exc.outcome) if isinstance(exc, DocumentParseError) else ("corrupt_document", "Not indexed.")
+                known = exc if isinstance(exc, DocumentParseError) else DocumentParseError()
+                if known.retry:  # a passing cause (a service that timed out): the next plain build tries again
+                    context.retry_document(document_id)
                 context.report(
-                    code, f"{where} could not be parsed by {parser.name!r}: {exc}",
-                    subject=subject, action="skipped_document", outcome=outcome,
+                    known.code, f"{where} could not be parsed by {parser.name!r}: {exc}",
+                    subject=subject, action="retry_document" if known.retry else "skipped_document", outcome=known.outcome,
                     details={"error_type": type(exc).__name__},
                 )
                 continue
