@@ -142,7 +142,14 @@ async function finder(view, query, go, focus) {
     go("#/graph?" + new URLSearchParams({q: input.value.trim()}));
   });
   view.append(form);
-  if (!query) { if (focus) input.focus(); return; }
+  if (!query) {
+    if (focus) {
+      view.append(el("p", {class: "muted"}, "Find an entity by name, or open one from a search result (“Explore in graph”) or a document's entities. " +
+        "Click a node to load its neighbours, click an edge, or use the list below the drawing, for the chunks a fact rests on."));
+      input.focus();
+    }
+    return;
+  }
   const data = await api("/console/graph/entities?" + new URLSearchParams({q: query, limit: 10}));
   if (!data.entities.length) { view.append(el("p", {}, "No entity matches “" + query + "”.")); return; }
   view.append(el("ul", {class: "found"}, data.entities.map((entity) => el("li", {},

@@ -44,7 +44,8 @@ export async function render(view, {summary}) {
       count("chunks", summary.chunks),
       count("entities", summary.entities, summary.entities === null ? "no graph" : null)),
     el("p", {class: "actions"}, el("a", {class: "button", href: "#/search"}, "Search"), " ",
-      el("a", {class: "button secondary", href: "#/documents"}, "Browse documents")),
+      el("a", {class: "button secondary", href: "#/documents"}, "Browse documents"),
+      summary.entities ? el("a", {class: "button secondary", href: "#/graph"}, "Explore the graph") : null),
     el("h2", {}, "Last build"), lastBuild(summary.last_build),
     el("h2", {}, "Query modes"),
     el("p", {}, "Searches run ", el("code", {}, summary.default_mode || "nothing yet"), " unless you pick another mode; " +
