@@ -1,4 +1,4 @@
-"""memory_search on the bundled English articles (examples/documents, 51 files, every leg built):
+"""memory_search on the bundled English articles (examples/documents, 52 files, every leg built):
 with every weight but relevance at 0, its order is exactly the RRF order of its three legs."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def articles_kb(tmp_path_factory, request):
 
 def test_relevance_only_memory_search_is_the_rrf_order_on_every_question(articles_kb):
     kb = articles_kb
-    assert len(kb.documents) == 51 and set(LEGS) <= set(kb.available_queries)
+    assert len(kb.documents) == 52 and set(LEGS) <= set(kb.available_queries)
     for question in QUESTIONS:
         response = kb.sync.query(question, mode="memory_search", top_k=10, options={
             "weight_recency": 0, "weight_importance": 0, "weight_relevance": 1, "update_access": False, "related": False})
