@@ -160,6 +160,8 @@ class Browser:
         if CHROMIUM is None:
             raise BrowserError("the chromium binary is not installed")
         profile.mkdir(parents=True, exist_ok=True)
+        port_file = profile / "DevToolsActivePort"
+        port_file.unlink(missing_ok=True)  # a profile used before holds the port of a browser long gone
         self._log = (profile / "chromium.log").open("wb")
         self._process = subprocess.Popen(
             [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
@@ -168,17 +170,19 @@ class Browser:
              "--window-size=1100,900", "about:blank"],
             stdout=self._log, stderr=self._log,
         )
-        port_file = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 60
-        while not (port_file.exists() and port_file.read_text().strip()):
-            if self._process.poll() is not None or time.monotonic() > deadline:
-                self.close()
-                raise BrowserError("chromium did not open its DevTools port; see " + str(profile / "chromium.log"))
-            time.sleep(0.05)
-        port = int(port_file.read_text().split()[0])
-        targets = httpx.get(f"http://127.0.0.1:{port}/json/list", timeout=10).json()
-        target = next(t for t in targets if t.get("type") == "page")
-        self.page = Page(target["webSocketDebuggerUrl"])
+        try:
+            deadline = time.monotonic() + 60
+            while not (port_file.exists() and port_file.read_text().strip()):
+                if self._process.poll() is not None or time.monotonic() > deadline:
+                    raise BrowserError("chromium did not open its DevTools port; see " + str(profile / "chromium.log"))
+                time.sleep(0.05)
+            port = int(port_file.read_text().split()[0])
+            targets = httpx.get(f"http://127.0.0.1:{port}/json/list", timeout=10).json()
+            target = next(t for t in targets if t.get("type") == "page")
+            self.page = Page(target["webSocketDebuggerUrl"])
+        except BaseException:
+            self.close()  # never leave a browser running behind a failed start
+            raise
 
     def close(self) -> None:
         page = getattr(self, "page", None)

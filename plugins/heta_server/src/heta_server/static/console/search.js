@@ -114,7 +114,7 @@ async function run(view, summary, {query, mode, topK, wantAnswer}, status) {
     return;
   }
   const pattern = wordPattern(queryWords(query));
-  const results = el("section", {id: "results", "aria-label": "Results"});
+  const results = el("section", {id: "results", "aria-labelledby": "results-heading"}, el("h2", {id: "results-heading", class: "visually-hidden"}, "Results"));
   status("Searching…");
   const started = performance.now();
   const done = (count, issues) => {
