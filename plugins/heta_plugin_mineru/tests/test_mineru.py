@@ -5,9 +5,11 @@ The API key never shows in an issue, the run record, the recipe or the logs."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import time
+import zipfile
 from pathlib import Path
 
 import heta_plugin_mineru
@@ -162,6 +164,69 @@ async def test_installed_but_not_configured_the_plugin_changes_nothing(tmp_path,
     assert server.requests == []
 
 
+# --- MinerU's asynchronous API and zipped answers ------------------------------------------
+
+def output_zip(stem: str = "report") -> bytes:
+    """MinerU's output folder for the recorded report, zipped as its API sends it (images and the v2 list included)."""
+    answer = recorded("file_parse_report_pdf.json")["results"]["report"]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(f"{stem}/auto/{stem}.md", answer["md_content"])
+        archive.writestr(f"{stem}/auto/{stem}_content_list.json", json.dumps(answer["content_list"]))
+        archive.writestr(f"{stem}/auto/{stem}_content_list_v2.json", json.dumps([[{"type": "paragraph", "content": {}}]]))
+        archive.writestr(f"{stem}/auto/{stem}_middle.json", "{}")
+        archive.writestr(f"{stem}/auto/images/3f1c0d9a.jpg", b"\xff\xd8\xff")
+    return buffer.getvalue()
+
+
+async def test_the_tasks_api_is_submitted_polled_and_read_from_its_zip(tmp_path, server, key):
+    server.enqueue("/tasks", body={"task_id": "7c1e9f0a-2b3d-4e5f-8a9b-0c1d2e3f4a5b", "status": "pending"})
+    status = "/tasks/7c1e9f0a-2b3d-4e5f-8a9b-0c1d2e3f4a5b"
+    server.enqueue(status, body={"task_id": "7c1e9f0a-2b3d-4e5f-8a9b-0c1d2e3f4a5b", "status": "pending"})
+    server.enqueue(status, body={"data": {"status": "processing"}})  # some services wrap their answers in "data"
+    server.enqueue(status, body={"status": "completed"})
+    server.enqueue(status + "/result", Reply(body=output_zip(), headers={"Content-Type": "application/zip"}))
+    docs = docs_with(tmp_path, **{"report.pdf": b"%PDF-1.7 sent to the service"})
+    kb = make_kb(tmp_path, server, api="tasks", poll_interval_seconds=0.01, fallback=False)
+    assert not (await kb.build([docs])).issues
+    server.check()
+    assert [(r.method, r.path) for r in server.requests] == [("POST", "/tasks"), *[("GET", status)] * 3, ("GET", status + "/result")]
+    assert all(r.header("authorization") == f"Bearer {SECRET}" for r in server.requests)
+    [hit] = (await kb.query("Seaford Road pumping capacity", mode="sql_text_search", top_k=1)).results
+    assert hit.location == "report.pdf p.12 Table 2: Pumping stations rows 2-3"
+
+
+async def test_file_parse_may_answer_with_a_zip(tmp_path, server, key):
+    server.enqueue("/file_parse", Reply(body=output_zip()))
+    kb = make_kb(tmp_path, server, fallback=False)
+    assert not (await kb.build([docs_with(tmp_path, **{"report.pdf": b"%PDF-1.7"})])).issues
+    assert (await kb.query("Lifeboat Slip", mode="sql_text_search", top_k=1)).results[0].metadata["page"] == 5
+
+
+async def test_a_failed_task_and_a_task_that_never_ends_are_issues(tmp_path, server, key):
+    server.enqueue("/tasks", body={"task_id": "t-1"})
+    server.enqueue("/tasks/t-1", body={"status": "failed", "error": f"cannot open file (token {SECRET})"})
+    server.enqueue("/tasks", body={"task_id": "t-2"})
+    server.respond("/tasks/t-2", lambda request: {"status": "processing"})
+    docs = docs_with(tmp_path, **{"a.pdf": b"%PDF-1.7 one", "b.pdf": b"%PDF-1.7 two"})
+    kb = make_kb(tmp_path, server, api="tasks", poll_interval_seconds=0.05, timeout_seconds=0.5, fallback=False)
+    started = time.monotonic()
+    report = await kb.build([docs])
+    assert time.monotonic() - started < 5
+    issues = {kb.document(i.subject.id).name: i for i in report.issues}
+    assert (issues["a.pdf"].code, issues["a.pdf"].resolution.action) == ("layout_service_task_failed", "skipped_document")
+    assert "cannot open file (token ***)" in issues["a.pdf"].message and SECRET not in issues["a.pdf"].message
+    assert (issues["b.pdf"].code, issues["b.pdf"].resolution.action) == ("layout_service_timeout", "retry_document")
+    assert "was not done within 0.5 s (last status 'processing')" in issues["b.pdf"].message
+
+
+async def test_a_task_answer_without_an_id_is_a_bad_answer(tmp_path, server, key):
+    server.enqueue("/tasks", body={"status": "queued"})
+    kb = make_kb(tmp_path, server, api="tasks", fallback=False)
+    [issue] = (await kb.build([docs_with(tmp_path, **{"a.pdf": b"%PDF-1.7"})])).issues
+    assert issue.code == "layout_service_bad_answer" and "no task_id" in issue.message
+
+
 # --- failures become issues, the build goes on ----------------------------------------------
 
 async def test_a_time_out_is_an_issue_and_the_build_goes_on(tmp_path, server, key):
@@ -226,7 +291,8 @@ async def test_a_5xx_then_an_answer_succeeds(tmp_path, server, key):
     (Reply(body={"results": {"report": {"md_content": "x", "content_list": "[{\"type\": \"text\", "}}}), "content_list is not valid JSON"),
     (Reply(body={"results": {"report": {"content_list": [["not", "an", "object"]]}}}), "entries that are not objects"),
     (Reply(body={"results": {"report": {"md_content": "", "content_list": []}}}), "neither blocks"),
-    (Reply(body=b"PK\x03\x04 a zip where JSON was asked for"), "not JSON"),
+    (Reply(body=b"PK\x03\x04 a broken zip"), "zip that cannot be read"),
+    (Reply(body=b"", headers={"Content-Type": "application/zip"}), "zip that cannot be read"),
 ])
 async def test_malformed_answers_are_an_issue(tmp_path, server, key, reply, says):
     server.enqueue("/file_parse", reply)

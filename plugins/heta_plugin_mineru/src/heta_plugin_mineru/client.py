@@ -4,6 +4,10 @@ The call is MinerU's ``POST {endpoint}/file_parse``: the file as multipart ``fil
 fields asking for the Markdown (``return_md``) and the block list (``return_content_list``),
 and the answer as JSON, ``{"backend", "version", "results": {<file stem>: {"md_content",
 "content_list"}}}`` (``content_list`` is a list, or a JSON string of one in older versions).
+With ``api = "tasks"`` it is MinerU's asynchronous API instead: ``POST {endpoint}/tasks``
+gives a ``task_id``, ``GET /tasks/{id}`` is polled until its ``status`` is done, and
+``GET /tasks/{id}/result`` gives the answer. Either answer may also be the zip of MinerU's
+output folder (``<stem>_content_list.json`` and the Markdown).
 
 Failures have stable codes, the codes of the document issues they become:
 
@@ -14,6 +18,7 @@ Failures have stable codes, the codes of the document issues they become:
 - ``layout_service_rejected``: a 4xx answer (a wrong key, a file too large or of a type the
   service does not take): retrying would not help;
 - ``layout_service_bad_answer``: an answer that is not JSON, or not of the shape above;
+- ``layout_service_task_failed``: the service ran the task and says it failed (not retried);
 - ``layout_service_key_missing``: ``api_key_env`` names a variable that is not set.
 
 The key is sent only in the ``Authorization`` header. It is cut out of any text that goes
@@ -22,11 +27,13 @@ into an error (a service may echo a request back in its error page), and never l
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import mimetypes
 import time
-from collections.abc import Mapping
+import zipfile
+from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from typing import Any
 
@@ -39,12 +46,17 @@ from heta_plugin_mineru.config import MinerUConfig
 log = logging.getLogger(__name__)
 
 TIMEOUT = "layout_service_timeout"
+TASK_FAILED = "layout_service_task_failed"
 FAILED = "layout_service_error"
 REJECTED = "layout_service_rejected"
 BAD_ANSWER = "layout_service_bad_answer"
 KEY_MISSING = "layout_service_key_missing"
 
 _DETAIL_CHARS = 200
+_MAX_ZIP_MEMBER = 200 * 1024 * 1024
+#: task states of MinerU's asynchronous API (and of services modelled on it)
+_DONE = frozenset({"completed", "done", "success", "finished"})
+_FAILED = frozenset({"failed", "error", "cancelled", "canceled"})
 #: a time-out or a server error may pass: the document stays pending and the next build sends it again
 _AGAIN = "Not indexed this build; the next heta build sends it to the service again."
 
@@ -103,38 +115,89 @@ def request_layout(config: MinerUConfig, data: bytes, name: str) -> LayoutAnswer
             f"api_key_env names the environment variable {config.api_key_env}, which is not set", code=KEY_MISSING,
             outcome=f"Not indexed. Set {config.api_key_env} in the environment of the build, then build again with --rebuild.",
         )
-    url = config.endpoint.rstrip("/") + "/file_parse"
-    headers = {"Accept": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
-    media_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
-    attempt = 0
+    base = config.endpoint.rstrip("/")
+    headers = {"Accept": "application/json, application/zip", **({"Authorization": f"Bearer {key}"} if key else {})}
+    upload = {"files": (PurePath(name).name, data, mimetypes.guess_type(name)[0] or "application/octet-stream")}
     with httpx.Client(timeout=httpx.Timeout(config.timeout_seconds), headers=headers) as client:
-        while True:
-            try:
-                response = client.post(url, files={"files": (PurePath(name).name, data, media_type)}, data=_form(config))
-            except httpx.TimeoutException:
+        if config.api == "file_parse":
+            url = base + "/file_parse"
+            return _answer(_call(config, key, url, lambda: client.post(url, files=upload, data=_form(config))), key)
+        return _run_task(config, key, client, base, lambda url: client.post(url, files=upload, data=_form(config)))
+
+
+def _call(config: MinerUConfig, key: str | None, url: str, send: Callable[[], httpx.Response]) -> httpx.Response:
+    """``send()`` with ``retries`` further attempts after a 5xx answer or a failed connection; a 2xx/3xx answer."""
+    attempt = 0
+    while True:
+        try:
+            response = send()
+        except httpx.TimeoutException:
+            raise LayoutServiceError(
+                f"the layout service at {url} did not answer within {config.timeout_seconds:g} s", code=TIMEOUT, outcome=_AGAIN, retry=True,
+            ) from None
+        except httpx.TransportError as exc:
+            problem = f"the layout service at {url} could not be reached ({type(exc).__name__}: {redact(str(exc), key)})"
+        else:
+            if response.status_code < 400:
+                return response
+            if response.status_code < 500:
                 raise LayoutServiceError(
-                    f"the layout service at {url} did not answer within {config.timeout_seconds:g} s", code=TIMEOUT, outcome=_AGAIN, retry=True,
-                ) from None
-            except httpx.TransportError as exc:
-                problem = f"the layout service at {url} could not be reached ({type(exc).__name__}: {redact(str(exc), key)})"
-            else:
-                if response.status_code < 400:
-                    return _answer(response, key)
-                if response.status_code < 500:
-                    raise LayoutServiceError(
-                        f"the layout service at {url} refused the document: HTTP {response.status_code}{_detail(response, key)}", code=REJECTED,
-                        outcome="Not indexed. Check the key (api_key_env) and that the service takes this file type and size.",
-                    )
-                problem = f"the layout service at {url} failed: HTTP {response.status_code}{_detail(response, key)}"
-            if attempt >= config.retries:
-                raise LayoutServiceError(problem + (f" ({attempt + 1} attempts)" if attempt else ""), code=FAILED, outcome=_AGAIN, retry=True)
-            attempt += 1
-            log.warning("layout service attempt %d for %s failed, retrying: %s", attempt, PurePath(name).name, problem)
-            time.sleep(config.retry_backoff_seconds * 2 ** (attempt - 1))
+                    f"the layout service at {url} refused the document: HTTP {response.status_code}{_detail(response, key)}", code=REJECTED,
+                    outcome="Not indexed. Check the key (api_key_env) and that the service takes this file type and size.",
+                )
+            problem = f"the layout service at {url} failed: HTTP {response.status_code}{_detail(response, key)}"
+        if attempt >= config.retries:
+            raise LayoutServiceError(problem + (f" ({attempt + 1} attempts)" if attempt else ""), code=FAILED, outcome=_AGAIN, retry=True)
+        attempt += 1
+        log.warning("layout service attempt %d failed, retrying: %s", attempt, problem)
+        time.sleep(config.retry_backoff_seconds * 2 ** (attempt - 1))
+
+
+def _json(response: httpx.Response, key: str | None, what: str) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError:
+        raise LayoutServiceError(f"the layout service answered {what} with something that is not JSON{_detail(response, key)}", code=BAD_ANSWER) from None
+    if not isinstance(body, dict):
+        raise LayoutServiceError(f"the layout service answered {what} with a {type(body).__name__}, not an object", code=BAD_ANSWER)
+    return body
+
+
+def _field(body: dict[str, Any], name: str) -> Any:
+    """``body[name]``, or ``body["data"][name]``: services wrap their answers either way."""
+    inner = body.get("data")
+    return body.get(name) if body.get(name) is not None or not isinstance(inner, dict) else inner.get(name)
+
+
+def _run_task(config: MinerUConfig, key: str | None, client: httpx.Client, base: str, submit: Callable[[str], httpx.Response]) -> LayoutAnswer:
+    """MinerU's asynchronous API: ``POST /tasks``, poll ``GET /tasks/{id}`` until it is done, ``GET /tasks/{id}/result``."""
+    url = base + "/tasks"
+    task = _field(_json(_call(config, key, url, lambda: submit(url)), key, "the new task"), "task_id")
+    if not isinstance(task, str) or not task.strip() or "/" in task:
+        raise LayoutServiceError("the layout service's answer to a new task has no task_id", code=BAD_ANSWER)
+    deadline = time.monotonic() + config.timeout_seconds
+    status_url = f"{url}/{task}"
+    while True:
+        body = _json(_call(config, key, status_url, lambda: client.get(status_url)), key, "a task's status")
+        state = str(_field(body, "status") or "").lower()
+        if state in _DONE:
+            break
+        if state in _FAILED:
+            reason = next((str(r) for r in (_field(body, k) for k in ("error", "err_msg", "message", "msg")) if r), "no reason given")
+            raise LayoutServiceError(f"the layout service's task {task} failed: {redact(reason, key)[:_DETAIL_CHARS]}", code=TASK_FAILED,
+                                     outcome="Not indexed. The service could not read this file; check it opens, then build again with --rebuild.")
+        if time.monotonic() + config.poll_interval_seconds > deadline:
+            raise LayoutServiceError(f"the layout service's task {task} was not done within {config.timeout_seconds:g} s (last status {state or 'none'!r})",
+                                     code=TIMEOUT, outcome=_AGAIN, retry=True)
+        time.sleep(config.poll_interval_seconds)
+    result_url = f"{status_url}/result"
+    return _answer(_call(config, key, result_url, lambda: client.get(result_url)), key)
 
 
 def _answer(response: httpx.Response, key: str | None) -> LayoutAnswer:
-    """The Markdown and block list of the one file in a ``file_parse`` answer."""
+    """The Markdown and block list of the one file in an answer: MinerU's JSON, or the zip of its output folder."""
+    if response.content.startswith(b"PK\x03\x04") or "zip" in response.headers.get("content-type", ""):
+        return _from_zip(response.content)
     try:
         body = response.json()
     except ValueError:
@@ -156,3 +219,25 @@ def _answer(response: httpx.Response, key: str | None) -> LayoutAnswer:
     if not isinstance(markdown, str) or (content_list is not None and not isinstance(content_list, list)):
         raise LayoutServiceError("the layout service's md_content is not text or its content_list is not a list", code=BAD_ANSWER)
     return LayoutAnswer(markdown, content_list, str(body.get("backend") or ""), str(body.get("version") or ""))
+
+
+def _from_zip(content: bytes) -> LayoutAnswer:
+    """MinerU's output folder as a zip: ``<stem>_content_list.json`` (not the ``_v2`` one, a different shape) and
+    ``full.md`` or ``<stem>.md``; images are not read."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(content))
+        names = archive.namelist()
+        blocks = next((n for n in names if n.endswith("_content_list.json")), None)
+        markdown = next((n for n in names if n.endswith("full.md")), None) or next((n for n in names if n.endswith(".md")), None)
+        for member in (blocks, markdown):
+            if member is not None and archive.getinfo(member).file_size > _MAX_ZIP_MEMBER:
+                raise LayoutServiceError(f"the layout service's {member} is over {_MAX_ZIP_MEMBER // 1048576} MB", code=BAD_ANSWER)
+        content_list = json.loads(archive.read(blocks)) if blocks is not None else None
+        text = archive.read(markdown).decode("utf-8", "replace") if markdown is not None else ""
+    except (zipfile.BadZipFile, ValueError, KeyError, OSError) as exc:
+        raise LayoutServiceError(f"the layout service answered with a zip that cannot be read ({type(exc).__name__})", code=BAD_ANSWER) from None
+    if content_list is None and not text:
+        raise LayoutServiceError("the layout service's zip holds neither a content list nor Markdown", code=BAD_ANSWER)
+    if content_list is not None and not isinstance(content_list, list):
+        raise LayoutServiceError("the layout service's content list is not a list", code=BAD_ANSWER)
+    return LayoutAnswer(text, content_list)

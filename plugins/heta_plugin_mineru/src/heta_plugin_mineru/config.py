@@ -10,7 +10,7 @@ import os
 from urllib.parse import urlsplit
 
 import attrs
-from heta_framework.common.validators import OptionValueError, boolean, number, whole_number
+from heta_framework.common.validators import OptionValueError, boolean, number, one_of, whole_number
 
 #: what MinerU reads and heta-core reads less well (PDF layout) or not at all (.doc, .ppt)
 DEFAULT_EXTENSIONS = (".pdf", ".doc", ".docx", ".ppt")
@@ -42,8 +42,12 @@ class MinerUConfig:
     endpoint: str = attrs.field(validator=_endpoint)
     #: the environment variable holding the key, sent as ``Authorization: Bearer``; none: no key
     api_key_env: str | None = attrs.field(default=None, validator=_env_name)
-    #: seconds one document may take, upload and layout analysis included
+    #: MinerU's synchronous ``POST /file_parse``, or its asynchronous ``/tasks`` API (submit, poll, fetch the result)
+    api: str = attrs.field(default="file_parse", validator=one_of(("file_parse", "tasks")))
+    #: seconds one document may take, upload and layout analysis included (for ``tasks``: until the task is done)
     timeout_seconds: float = attrs.field(default=300.0, validator=number(above=0))
+    #: how often a task's status is asked for (``api = "tasks"``)
+    poll_interval_seconds: float = attrs.field(default=2.0, validator=number(above=0))
     #: further attempts after a 5xx answer or a dropped connection (not after a time-out: the next would wait as long)
     retries: int = attrs.field(default=2, validator=whole_number(0))
     retry_backoff_seconds: float = attrs.field(default=2.0, validator=number(minimum=0))
