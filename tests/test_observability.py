@@ -250,6 +250,8 @@ def test_traceparent_reaches_the_model_server_naming_the_model_call_span(queried
     assert int(span_id, 16) == chat.context.span_id
     (embedding,) = [r for r in services.requests if r.path.endswith("/embeddings")]
     assert int(embedding.header("traceparent").split("-")[1], 16) == chat.context.trace_id
+    (rerank,) = [r for r in services.requests if r.path.endswith("/rerank")]  # the cohere client sends it too
+    assert int(rerank.header("traceparent").split("-")[2], 16) == capture.one("rerank cohere/rerank-v3.5").context.span_id
 
 
 def test_no_span_carries_the_query_text_or_a_key_unless_the_text_is_turned_on(queried, built, services, monkeypatch):

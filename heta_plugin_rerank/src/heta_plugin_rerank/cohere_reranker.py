@@ -23,6 +23,7 @@ from heta_framework.common.remote import MalformedResponseError, RetryAfterGate
 from heta_framework.common.retry import ConcurrencyLimiter, call_with_retries
 from heta_framework.common.secrets import redact
 from heta_framework.errors import ModelError, ModelTimeoutError
+from heta_framework.kb.tracing import trace_headers
 
 from heta_plugin_rerank.hits import best_first
 from heta_plugin_rerank.options import CohereOptions, parse_options
@@ -119,7 +120,10 @@ class CohereRerankClient:
             await gate.wait()
             async with limiter:
                 try:
-                    response = await client.rerank(**request, request_options={"max_retries": 0, "timeout": self.options.timeout})
+                    options: dict[str, Any] = {"max_retries": 0, "timeout": self.options.timeout}
+                    if headers := trace_headers():  # the rerank call's span, so a traced gateway joins the trace
+                        options["additional_headers"] = headers
+                    response = await client.rerank(**request, request_options=options)
                 except Exception as exc:
                     malformed = as_malformed(exc)
                     if malformed is not None:
