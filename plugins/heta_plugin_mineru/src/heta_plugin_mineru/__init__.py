@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from heta_framework.plugins import hookimpl
 
+from heta_plugin_mineru.answers import LayoutAnswer
 from heta_plugin_mineru.blocks import layout_result
-from heta_plugin_mineru.client import LayoutAnswer, LayoutServiceError, request_layout
+from heta_plugin_mineru.client import request_layout
 from heta_plugin_mineru.config import MinerUConfig
+from heta_plugin_mineru.errors import LayoutServiceError
 from heta_plugin_mineru.parser import MINERU_PARSER, mineru_parser
 
 __all__ = ["MINERU_PARSER", "LayoutAnswer", "LayoutServiceError", "MinerUConfig", "layout_result", "mineru_parser", "request_layout"]

@@ -31,7 +31,8 @@ from heta_framework.builtin.embedded_tables import html_table_rows, is_data_tabl
 from heta_framework.common.tables import cell_text
 from heta_framework.contracts.documents import PageSpan, ParseResult
 
-from heta_plugin_mineru.client import BAD_ANSWER, LayoutAnswer, LayoutServiceError
+from heta_plugin_mineru.answers import LayoutAnswer
+from heta_plugin_mineru.errors import BAD_ANSWER, LayoutServiceError
 
 #: page furniture: repeated on every page, it would only add noise to every chunk
 FURNITURE = frozenset({"header", "footer", "page_number", "page_header", "page_footer"})

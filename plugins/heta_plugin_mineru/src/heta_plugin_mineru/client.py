@@ -1,4 +1,4 @@
-"""One document to the layout service and its answer back, every failure a ``LayoutServiceError``.
+"""One document to the layout service over HTTP, and its answer back (read by ``answers.py``).
 
 The call is MinerU's ``POST {endpoint}/file_parse``: the file as multipart ``files``, form
 fields asking for the Markdown (``return_md``) and the block list (``return_content_list``),
@@ -6,20 +6,9 @@ and the answer as JSON, ``{"backend", "version", "results": {<file stem>: {"md_c
 "content_list"}}}`` (``content_list`` is a list, or a JSON string of one in older versions).
 With ``api = "tasks"`` it is MinerU's asynchronous API instead: ``POST {endpoint}/tasks``
 gives a ``task_id``, ``GET /tasks/{id}`` is polled until its ``status`` is done, and
-``GET /tasks/{id}/result`` gives the answer. Either answer may also be the zip of MinerU's
-output folder (``<stem>_content_list.json`` and the Markdown).
+``GET /tasks/{id}/result`` gives the answer. Either answer may be JSON or the zip of MinerU's output folder.
 
-Failures have stable codes, the codes of the document issues they become:
-
-- ``layout_service_timeout``: no answer within ``timeout_seconds`` (not retried at once: the
-  next attempt would wait as long again; the document stays pending for the next build);
-- ``layout_service_error``: a 5xx answer or a connection that failed, after ``retries``
-  further attempts with a doubling back-off (the document stays pending for the next build);
-- ``layout_service_rejected``: a 4xx answer (a wrong key, a file too large or of a type the
-  service does not take): retrying would not help;
-- ``layout_service_bad_answer``: an answer that is not JSON, or not of the shape above;
-- ``layout_service_task_failed``: the service ran the task and says it failed (not retried);
-- ``layout_service_key_missing``: ``api_key_env`` names a variable that is not set.
+Every failure is a ``LayoutServiceError`` with a stable code (``errors.py``).
 
 The key is sent only in the ``Authorization`` header. It is cut out of any text that goes
 into an error (a service may echo a request back in its error page), and never logged.
@@ -27,56 +16,28 @@ into an error (a service may echo a request back in its error page), and never l
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import mimetypes
 import time
-import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
 
-import attrs
 import httpx
-from heta_framework.contracts.documents import DocumentParseError
 
+from heta_plugin_mineru.answers import LayoutAnswer, answer_from_json, answer_from_zip
 from heta_plugin_mineru.config import MinerUConfig
+from heta_plugin_mineru.errors import BAD_ANSWER, FAILED, KEY_MISSING, REJECTED, TASK_FAILED, TIMEOUT, LayoutServiceError, redact
 
 log = logging.getLogger(__name__)
 
-TIMEOUT = "layout_service_timeout"
-TASK_FAILED = "layout_service_task_failed"
-FAILED = "layout_service_error"
-REJECTED = "layout_service_rejected"
-BAD_ANSWER = "layout_service_bad_answer"
-KEY_MISSING = "layout_service_key_missing"
-
 _DETAIL_CHARS = 200
-_MAX_ZIP_MEMBER = 200 * 1024 * 1024
 #: task states of MinerU's asynchronous API (and of services modelled on it)
 _DONE = frozenset({"completed", "done", "success", "finished"})
 _FAILED = frozenset({"failed", "error", "cancelled", "canceled"})
 #: a time-out or a server error may pass: the document stays pending and the next build sends it again
 _AGAIN = "Not indexed this build; the next heta build sends it to the service again."
-
-
-class LayoutServiceError(DocumentParseError):
-    """The layout service could not read this document; ``code`` says how (see the module docstring)."""
-
-    outcome = "Not indexed. Check the layout service, then build again with --rebuild."
-
-
-@attrs.frozen
-class LayoutAnswer:
-    markdown: str
-    content_list: list[Any] | None
-    backend: str = ""
-    version: str = ""
-
-
-def redact(text: str, secret: str | None) -> str:
-    return text.replace(secret, "***") if secret else text
 
 
 def _detail(response: httpx.Response, key: str | None) -> str:
@@ -153,6 +114,16 @@ def _call(config: MinerUConfig, key: str | None, url: str, send: Callable[[], ht
         time.sleep(config.retry_backoff_seconds * 2 ** (attempt - 1))
 
 
+def _answer(response: httpx.Response, key: str | None) -> LayoutAnswer:
+    if response.content.startswith(b"PK\x03\x04") or "zip" in response.headers.get("content-type", ""):
+        return answer_from_zip(response.content)
+    try:
+        body = response.json()
+    except ValueError:
+        raise LayoutServiceError(f"the layout service answered with something that is not JSON{_detail(response, key)}", code=BAD_ANSWER) from None
+    return answer_from_json(body)
+
+
 def _json(response: httpx.Response, key: str | None, what: str) -> dict[str, Any]:
     try:
         body = response.json()
@@ -194,50 +165,3 @@ def _run_task(config: MinerUConfig, key: str | None, client: httpx.Client, base:
     return _answer(_call(config, key, result_url, lambda: client.get(result_url)), key)
 
 
-def _answer(response: httpx.Response, key: str | None) -> LayoutAnswer:
-    """The Markdown and block list of the one file in an answer: MinerU's JSON, or the zip of its output folder."""
-    if response.content.startswith(b"PK\x03\x04") or "zip" in response.headers.get("content-type", ""):
-        return _from_zip(response.content)
-    try:
-        body = response.json()
-    except ValueError:
-        raise LayoutServiceError(f"the layout service answered with something that is not JSON{_detail(response, key)}", code=BAD_ANSWER) from None
-    results = body.get("results") if isinstance(body, dict) else None
-    if not isinstance(results, Mapping) or len(results) != 1:
-        found = sorted(body) if isinstance(body, dict) else type(body).__name__
-        raise LayoutServiceError(f"the layout service's answer has no 'results' for one file (found {found})", code=BAD_ANSWER)
-    [result] = results.values()
-    if not isinstance(result, Mapping):
-        raise LayoutServiceError("the layout service's result for the file is not an object", code=BAD_ANSWER)
-    markdown = result.get("md_content") or ""
-    content_list = result.get("content_list")
-    if isinstance(content_list, str):  # older MinerU versions send the file's JSON text as it is
-        try:
-            content_list = json.loads(content_list)
-        except ValueError:
-            raise LayoutServiceError("the layout service's content_list is not valid JSON", code=BAD_ANSWER) from None
-    if not isinstance(markdown, str) or (content_list is not None and not isinstance(content_list, list)):
-        raise LayoutServiceError("the layout service's md_content is not text or its content_list is not a list", code=BAD_ANSWER)
-    return LayoutAnswer(markdown, content_list, str(body.get("backend") or ""), str(body.get("version") or ""))
-
-
-def _from_zip(content: bytes) -> LayoutAnswer:
-    """MinerU's output folder as a zip: ``<stem>_content_list.json`` (not the ``_v2`` one, a different shape) and
-    ``full.md`` or ``<stem>.md``; images are not read."""
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(content))
-        names = archive.namelist()
-        blocks = next((n for n in names if n.endswith("_content_list.json")), None)
-        markdown = next((n for n in names if n.endswith("full.md")), None) or next((n for n in names if n.endswith(".md")), None)
-        for member in (blocks, markdown):
-            if member is not None and archive.getinfo(member).file_size > _MAX_ZIP_MEMBER:
-                raise LayoutServiceError(f"the layout service's {member} is over {_MAX_ZIP_MEMBER // 1048576} MB", code=BAD_ANSWER)
-        content_list = json.loads(archive.read(blocks)) if blocks is not None else None
-        text = archive.read(markdown).decode("utf-8", "replace") if markdown is not None else ""
-    except (zipfile.BadZipFile, ValueError, KeyError, OSError) as exc:
-        raise LayoutServiceError(f"the layout service answered with a zip that cannot be read ({type(exc).__name__})", code=BAD_ANSWER) from None
-    if content_list is None and not text:
-        raise LayoutServiceError("the layout service's zip holds neither a content list nor Markdown", code=BAD_ANSWER)
-    if content_list is not None and not isinstance(content_list, list):
-        raise LayoutServiceError("the layout service's content list is not a list", code=BAD_ANSWER)
-    return LayoutAnswer(text, content_list)

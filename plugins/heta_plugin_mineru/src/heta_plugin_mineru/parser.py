@@ -18,8 +18,9 @@ import attrs
 from heta_framework.contracts.documents import DocumentParseError, DocumentParser, ParseResult, ParserSet
 
 from heta_plugin_mineru.blocks import layout_result
-from heta_plugin_mineru.client import LayoutServiceError, request_layout
+from heta_plugin_mineru.client import request_layout
 from heta_plugin_mineru.config import MinerUConfig
+from heta_plugin_mineru.errors import LayoutServiceError
 
 log = logging.getLogger(__name__)
 
