@@ -204,9 +204,9 @@ async def test_file_parse_may_answer_with_a_zip(tmp_path, server, key):
 
 
 async def test_a_failed_task_and_a_task_that_never_ends_are_issues(tmp_path, server, key):
-    server.enqueue("/tasks", body={"task_id": "t-1"})
+    # a.pdf's task fails, b.pdf's never ends, whichever document the build sends first
+    server.respond("/tasks", lambda request: {"task_id": "t-1" if b'filename="a.pdf"' in request.body else "t-2"})
     server.enqueue("/tasks/t-1", body={"status": "failed", "error": f"cannot open file (token {SECRET})"})
-    server.enqueue("/tasks", body={"task_id": "t-2"})
     server.respond("/tasks/t-2", lambda request: {"status": "processing"})
     docs = docs_with(tmp_path, **{"a.pdf": b"%PDF-1.7 one", "b.pdf": b"%PDF-1.7 two"})
     kb = make_kb(tmp_path, server, api="tasks", poll_interval_seconds=0.05, timeout_seconds=0.5, fallback=False)
