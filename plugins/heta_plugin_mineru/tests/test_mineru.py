@@ -227,6 +227,49 @@ async def test_a_task_answer_without_an_id_is_a_bad_answer(tmp_path, server, key
     assert issue.code == "layout_service_bad_answer" and "no task_id" in issue.message
 
 
+# --- MinerU's hosted service (api = "cloud") ------------------------------------------------
+
+def script_cloud(server, *, final: dict) -> None:
+    """mineru.net's batch API as its answers are shaped (code/msg/data), the pre-signed storage on the same server."""
+    server.enqueue("/api/v4/file-urls/batch", body={"code": 0, "msg": "ok", "trace_id": "c8a1", "data": {
+        "batch_id": "2bb2f0ec-a336-4a0a-b61a-4afd8ae5e1a9",
+        "file_urls": [f"{server.url}/oss/upload/report.pdf?Expires=1796600000&OSSAccessKeyId=LTAI&Signature=c2lnbg%3D%3D"]}})
+    server.enqueue("/oss/upload/report.pdf", body="")
+    status = "/api/v4/extract-results/batch/2bb2f0ec-a336-4a0a-b61a-4afd8ae5e1a9"
+    server.enqueue(status, body={"code": 0, "msg": "ok", "data": {"batch_id": "2bb2f0ec-a336-4a0a-b61a-4afd8ae5e1a9", "extract_result": [
+        {"file_name": "report.pdf", "state": "running", "err_msg": "", "extract_progress": {"extracted_pages": 3, "total_pages": 12}}]}})
+    server.enqueue(status, body={"code": 0, "msg": "ok", "data": {"batch_id": "2bb2f0ec-a336-4a0a-b61a-4afd8ae5e1a9", "extract_result": [
+        {"file_name": "report.pdf", **final}]}})
+
+
+async def test_the_cloud_api_uploads_polls_and_reads_the_zip_and_its_storage_never_sees_the_key(tmp_path, server, key):
+    script_cloud(server, final={"state": "done", "err_msg": "", "full_zip_url": f"{server.url}/oss/result/2bb2f0ec.zip"})
+    server.enqueue("/oss/result/2bb2f0ec.zip", Reply(body=output_zip("0a1b2c3d-full")))
+    pdf = b"%PDF-1.7 the report, uploaded as it is"
+    kb = make_kb(tmp_path, server, endpoint=f"{server.url}/api/v4", api="cloud", poll_interval_seconds=0.01, fallback=False)
+    assert not (await kb.build([docs_with(tmp_path, **{"report.pdf": pdf})])).issues
+    server.check()
+    create, upload, *polls, download = server.requests
+    assert (create.method, create.json["files"], create.json["enable_table"]) == ("POST", [{"name": "report.pdf", "data_id": "report.pdf"}], True)
+    assert (upload.method, upload.body) == ("PUT", pdf) and len(polls) == 2
+    assert all(r.header("authorization") == f"Bearer {SECRET}" for r in (create, *polls))
+    assert upload.header("authorization") is None and download.header("authorization") is None  # pre-signed storage
+    [hit] = (await kb.query("Seaford Road pumping capacity", mode="sql_text_search", top_k=1)).results
+    assert hit.location == "report.pdf p.12 Table 2: Pumping stations rows 2-3"
+
+
+async def test_the_cloud_refusing_or_failing_a_file_is_an_issue(tmp_path, server, key):
+    server.enqueue("/api/v4/file-urls/batch", body={"code": -60005, "msg": f"file size exceeds limit for token {SECRET}", "data": None})
+    kb = make_kb(tmp_path, server, endpoint=f"{server.url}/api/v4", api="cloud", poll_interval_seconds=0.01, fallback=False)
+    [refused] = (await kb.build([docs_with(tmp_path, **{"report.pdf": b"%PDF-1.7 big"})])).issues
+    assert refused.code == "layout_service_rejected" and "file size exceeds limit for token ***" in refused.message
+    assert SECRET not in refused.message
+
+    script_cloud(server, final={"state": "failed", "err_msg": "failed to read file, please check if the file is corrupted"})
+    [failed] = (await kb.build(rebuild=True)).issues
+    assert failed.code == "layout_service_task_failed" and "please check if the file is corrupted" in failed.message
+
+
 # --- failures become issues, the build goes on ----------------------------------------------
 
 async def test_a_time_out_is_an_issue_and_the_build_goes_on(tmp_path, server, key):

@@ -42,8 +42,9 @@ class MinerUConfig:
     endpoint: str = attrs.field(validator=_endpoint)
     #: the environment variable holding the key, sent as ``Authorization: Bearer``; none: no key
     api_key_env: str | None = attrs.field(default=None, validator=_env_name)
-    #: MinerU's synchronous ``POST /file_parse``, or its asynchronous ``/tasks`` API (submit, poll, fetch the result)
-    api: str = attrs.field(default="file_parse", validator=one_of(("file_parse", "tasks")))
+    #: MinerU's synchronous ``POST /file_parse``, its asynchronous ``/tasks`` API (submit, poll, fetch the result),
+    #: or its hosted service's batch API (``cloud``: endpoint ``https://mineru.net/api/v4`` and a key)
+    api: str = attrs.field(default="file_parse", validator=one_of(("file_parse", "tasks", "cloud")))
     #: seconds one document may take, upload and layout analysis included (for ``tasks``: until the task is done)
     timeout_seconds: float = attrs.field(default=300.0, validator=number(above=0))
     #: how often a task's status is asked for (``api = "tasks"``)
