@@ -44,7 +44,7 @@ function resultCard(result, pattern, rank) {
   const metadata = result.metadata || {};
   const isFact = result.kind && result.kind !== "chunk";
   const title = isFact ? (metadata.name || result.id) : (metadata.name || baseName(metadata.source) || result.document_id || metadata.document_id || result.id);
-  const card = el("article", {class: "result", id: "result-" + rank, tabindex: "-1"});
+  const card = el("article", {class: "result", id: "result-" + rank, tabindex: "-1", "data-result-id": result.id});
   card.append(el("h3", {class: "result-title"}, el("span", {class: "rank"}, rank + "."), " ", title,
     isFact ? el("span", {class: "badge"}, result.kind + (metadata.type ? " · " + metadata.type : "")) : null));
   const meta = el("p", {class: "meta"});
