@@ -272,3 +272,26 @@ def test_removed_documents_are_listed_only_to_callers_who_could_read_them(tmp_pa
     with running.client(headers=headers["outsider"]) as client:
         data = client.get("/api/v1/console/documents").json()
     assert [r["name"] for r in data["documents"]] == ["kept.md"] and "gone" not in json.dumps(data)
+
+
+def test_a_restricted_caller_sees_only_the_build_issues_about_its_documents():
+    from heta_framework.contracts.access import AccessScope
+    from heta_server.console_summary import last_build
+
+    def issue(kind: str, subject: str, message: str) -> dict:
+        return {"step": "embed_chunks", "subject": {"type": kind, "id": subject}, "code": "embedding_failed", "severity": "warning",
+                "message": message, "resolution": None, "details": {}}
+
+    class Record:
+        last_run = {"id": 3, "status": "done", "started": 1.0, "finished": 2.0, "document_ids": ["open", "secret"], "steps": {
+            "02-embed_chunks": {"issues": [issue("document", "open", "open.md was empty"), issue("document", "secret", "secret.md: Peoria"),
+                                           issue("chunk", "secret-00001", "the Peoria chunk failed")]}}}
+
+    class FakeKB:
+        run_record = Record()
+
+    everyone = last_build(FakeKB(), AccessScope())
+    assert everyone["issue_count"] == 3 and everyone["documents"] == 2
+    outsider = last_build(FakeKB(), AccessScope(principals=frozenset({"outsider"}), visible=frozenset({"open"})))
+    assert [i["message"] for i in outsider["issues"]] == ["open.md was empty"] and outsider["documents"] == 1
+    assert "Peoria" not in json.dumps(outsider) and "secret" not in json.dumps(outsider)

@@ -2,8 +2,8 @@
 
 Everything is counted over what the caller may read: documents and chunks of its readable documents;
 entities from the graph only when it may read every document (a restricted caller is told the graph's
-size only as the facts its documents support, when the store can say so cheaply); a build issue about a
-document it may not read is left out.
+size only as the facts its documents support, when the store can say so cheaply); a caller who may not
+read every document sees only the build issues about documents it may read.
 """
 
 from __future__ import annotations
@@ -41,32 +41,27 @@ def _entities(kb: Any, scope: AccessScope, readable: list[str]) -> int | None:
     return len(entities)
 
 
-def _issue(issue: Any) -> dict[str, Any]:
-    return {"code": issue.code, "severity": issue.severity, "message": issue.message, "step": issue.step,
-            "subject": {"type": issue.subject.type, "id": issue.subject.id}}
+def _issue(item: dict[str, Any]) -> dict[str, Any]:
+    """A run record's issue (``issue_to_dict``) as the page shows it."""
+    subject = item.get("subject") or {}
+    return {"code": item.get("code"), "severity": item.get("severity"), "message": item.get("message"), "step": item.get("step"),
+            "subject": {"type": subject.get("type"), "id": subject.get("id")}}
 
 
 def last_build(kb: Any, scope: AccessScope) -> dict[str, Any] | None:
     run = kb.run_record.last_run
     if run is None:
         return None
-    issues = [
-        _issue(issue)
-        for step in run.get("steps", {}).values()
-        for issue in _step_issues(step)
-        if issue.subject.type != "document" or scope.allows(issue.subject.id)
-    ]
+    issues = [_issue(item) for step in run.get("steps", {}).values() for item in step.get("issues", [])]
+    if scope.restricted:
+        # an issue about anything but a readable document (a chunk, a group of merged entities, ...) may name
+        # or quote what the caller may not read: a restricted caller sees the ones about its documents
+        issues = [i for i in issues if i["subject"]["type"] == "document" and scope.allows(i["subject"]["id"])]
     return {
         "id": run.get("id"), "status": run.get("status"), "started": run.get("started"), "finished": run.get("finished"),
         "documents": len([d for d in run.get("document_ids", []) if scope.allows(d)]),
         "issues": issues[:MAX_ISSUES], "issue_count": len(issues),
     }
-
-
-def _step_issues(step: dict[str, Any]) -> list[Any]:
-    from heta_framework.contracts.record import issue_from_dict
-
-    return [issue_from_dict(item) for item in step.get("issues", [])]
 
 
 def kb_summary(kb: Any, name: str, scope: AccessScope, records: list[Any], counts: ChunkCounts, *, may_write: bool) -> dict[str, Any]:
