@@ -250,7 +250,7 @@ def ratio_range(legs: Sequence[str], model_languages: Any, language: str) -> Wei
     if model_languages is not None and code is not None and code not in model_languages:
         return WeightRange(RATIOS, f"full range: the embedding model does not know {language}")
     lexical = 1 if _lexical_rank(kinds[1]) > _lexical_rank(kinds[0]) else 0
-    if "dense" in kinds[lexical]:  # both dense, one also by words: a milder bias (module docstring, point 4)
+    if "dense" in (kinds[lexical] or ()):  # both dense, one also by words: a milder bias (module docstring, point 4)
         return WeightRange(MILD_RATIOS, f"mild: {legs[lexical]} also ranks by words, so either leg may gain or lose half")
     # pseudo-queries always favour a words-only leg, whether or not real questions do: a tilt that way is what
     # their bias predicts and says nothing, a tilt the other way is evidence despite it, and a tie means the

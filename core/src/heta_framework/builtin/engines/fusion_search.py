@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from heta_framework.builtin.engines.composed_options import DEFAULT_FUSION_WEIGHTS, FusionSearchOptions
+from heta_framework.builtin.engines.composed_options import FusionSearchOptions
 from heta_framework.builtin.engines.mode_assets import FUSION_ASSETS
 from heta_framework.builtin.engines.two_leg_fusion import fuse_two_legs
 from heta_framework.contracts.query_options import query_options
@@ -31,4 +31,4 @@ class FusionSearchEngine:
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
         options: FusionSearchOptions = query_options(self, request)
-        return await fuse_two_legs(self.mode, request, context, options, tuple(DEFAULT_FUSION_WEIGHTS), options.fusion_weights)
+        return await fuse_two_legs(self.mode, request, context, options, options.weights(), options.fusion_weights)

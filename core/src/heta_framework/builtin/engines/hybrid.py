@@ -27,4 +27,4 @@ class HybridSearchEngine:
 
     async def query(self, request: QueryRequest, context: QueryContext) -> QueryResponse:
         options: HybridSearchOptions = query_options(self, request)
-        return await fuse_two_legs(self.mode, request, context, options, tuple(DEFAULT_HYBRID_WEIGHTS), options.hybrid_weights)
+        return await fuse_two_legs(self.mode, request, context, options, options.weights(), options.hybrid_weights)

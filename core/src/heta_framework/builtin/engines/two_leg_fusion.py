@@ -21,16 +21,16 @@ async def fuse_two_legs(
     request: QueryRequest,
     context: QueryContext,
     options: FusionOptions,
-    legs: tuple[str, str],
+    weights: Mapping[str, float],
     explicit_weights: Mapping[str, float] | None,
 ) -> QueryResponse:
-    """``request`` answered by ``legs`` fused by weighted RRF; ``options.weights()`` are the defaults merged with
-    ``explicit_weights``, and without ``explicit_weights`` calibration picks them. A leg weighted 0 is not run."""
+    """``request`` answered by the two legs ``weights`` names, fused by weighted RRF: ``weights`` are the defaults
+    merged with ``explicit_weights``; without ``explicit_weights`` calibration picks them. A leg weighted 0 is not run."""
     candidates = options.candidates(request.top_k)
-    weights: dict[str, float] = options.weights()  # type: ignore[attr-defined]
+    weights = dict(weights)
     calibration = None
     if explicit_weights is None:  # explicit weights win; the defaults are fitted to this knowledge base
-        calibration = await calibrated_weights(context, mode, legs)
+        calibration = await calibrated_weights(context, mode, tuple(weights))
         if calibration is not None:
             weights = dict(calibration.weights)
     base_modes = [leg for leg, weight in weights.items() if weight > 0]
