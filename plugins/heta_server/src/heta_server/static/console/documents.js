@@ -28,7 +28,8 @@ async function finished(job, status, what) {
     const current = (await api("/jobs/" + encodeURIComponent(job.id))).job;
     if (current.status === "done") return current;
     if (current.status === "failed" || current.status === "interrupted") throw new Error(what + " failed: " + ((current.error && current.error.message) || "see the server log"));
-    status(what + "… (" + current.status + ")");
+    const stage = (current.progress || []).at(-1);  // the build's current step, as `heta build` shows it
+    status(what + "… " + (stage ? stage.stage + (stage.total ? " " + stage.done + "/" + stage.total : "") : current.status));
     await new Promise((resolve) => setTimeout(resolve, 400));
   }
   throw new Error(what + " is still running; reload the page later.");
