@@ -295,3 +295,29 @@ def test_a_restricted_caller_sees_only_the_build_issues_about_its_documents():
     outsider = last_build(FakeKB(), AccessScope(principals=frozenset({"outsider"}), visible=frozenset({"open"})))
     assert [i["message"] for i in outsider["issues"]] == ["open.md was empty"] and outsider["documents"] == 1
     assert "Peoria" not in json.dumps(outsider) and "secret" not in json.dumps(outsider)
+
+
+def test_the_newest_evaluation_about_this_knowledge_base_is_the_one_shown(tmp_path):
+    import os
+
+    from heta_framework.evaluation.report import ModeSummary, report_dict, write_summary
+    from heta_server.console_eval import eval_chart, eval_report
+
+    def evaluation(folder: Path, recipe: str, dataset: str, when: float) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_summary(folder, report_dict(dataset, 5, [ModeSummary(recipe, "vector_search", 3, {"ndcg@5": 0.5}, 1.0, 2.0),
+                                                       ModeSummary("someone-else", "vector_search", 3, {"ndcg@5": 0.1}, 1.0, 2.0)], {}))
+        os.utime(folder / "summary.json", (when, when))
+
+    # `heta eval --recipe starter --out out` built out/kb-starter; later `heta --kb out/kb-starter eval` ran from out/
+    kb = tmp_path / "out" / "kb-starter"
+    kb.mkdir(parents=True)
+    assert eval_report(kb) is None
+    evaluation(tmp_path / "out", "starter", "first", 1_000)
+    assert eval_report(kb)["dataset"] == "first"
+    evaluation(tmp_path / "out" / "heta-eval", "kb-starter", "second", 2_000)
+    report = eval_report(kb)
+    assert report["dataset"] == "second" and [r["recipe"] for r in report["results"]] == ["kb-starter"]
+    assert report["finished"] == 2_000 and eval_chart(kb) is None
+    evaluation(tmp_path / "out" / "heta-eval", "another-kb", "third", 3_000)  # about another knowledge base: not this one's
+    assert eval_report(kb)["dataset"] == "first"
