@@ -216,7 +216,7 @@ def test_memory_search_shows_its_three_scores_as_bars_and_the_related_memories(p
     meters = page.evaluate("Object.fromEntries([...document.querySelectorAll('#results .result')].map((r) => "
                            "[r.dataset.resultId, [...r.querySelectorAll('meter')].map((m) => m.value)]))")
     assert len(meters) == len(data["results"]) and all(len(three) == 3 for three in meters.values())
-    # each search counts as an access (recency), so the order may move between the page's search and this one
+    # the API's search counts as an access (recency), so the order may move between the page's search and this one
     for result in data["results"]:
         assert meters[result["memory"]["id"]] == pytest.approx(
             [result["recency_score"], result["importance_score_normalized"], result["relevance_score"]], abs=0.02)
@@ -226,6 +226,26 @@ def test_memory_search_shows_its_three_scores_as_bars_and_the_related_memories(p
     assert page.evaluate("document.querySelector('#results .result .meta').textContent.split(' · ')[0]") in {
         r["memory"]["location"] for r in data["results"]}
     shoot(page, "memory-search")
+
+
+def test_a_page_view_strengthens_no_memory_unless_asked(page, console, console_kb):
+    import sqlite3
+
+    from heta_server.memory_access import ACCESS_FILE
+
+    def accesses() -> set[tuple]:
+        """Every (principal set, chunk, last access, count) row of the knowledge base's access log."""
+        if not (console_kb / ACCESS_FILE).exists():
+            return set()
+        with sqlite3.connect(console_kb / ACCESS_FILE) as db:
+            return set(db.execute("SELECT scope, chunk_id, accessed, count FROM scoped_access"))
+
+    before = accesses()
+    open_view(page, console, "#/search?q=clove+harvest&mode=memory_search", "#results .result", timeout=90)
+    assert accesses() == before  # looked at, not recalled
+    assert page.evaluate("document.getElementById('remember').checked") is False
+    open_view(page, console, "#/search?q=clove+harvest&mode=memory_search&remember=yes", "#results .result", timeout=90)
+    assert accesses() - before  # asked: the results' accesses are recorded
 
 
 def test_an_unavailable_mode_says_why_and_runs_nothing(page, console):

@@ -107,7 +107,7 @@ function issuesText(issues) {
   return (issues || []).map((issue) => (issue.message || issue.code) + " (" + issue.code + ")").join("; ");
 }
 
-async function run(view, summary, {query, mode, topK, wantAnswer}, status) {
+async function run(view, summary, {query, mode, topK, wantAnswer, remember}, status) {
   const row = summary.modes.find((r) => r.mode === mode);
   if (row && !row.available) {
     status("Mode " + mode + " is unavailable: " + (row.reasons.join("; ") || "not built") + (row.install ? " — " + row.install : ""), true);
@@ -123,7 +123,8 @@ async function run(view, summary, {query, mode, topK, wantAnswer}, status) {
       (note ? " — " + note : ""));
   };
   if (mode === MEMORY) {
-    const data = await api("/search", {method: "POST", body: {query, top_k: topK}});
+    // looking at results is not recalling them: a page view strengthens the memories' recency only when asked
+    const data = await api("/search", {method: "POST", body: {query, top_k: topK, update_access: Boolean(remember)}});
     const items = data.results.map(memoryItem);
     items.forEach((item, i) => results.append(resultCard(item, pattern, i + 1)));
     view.append(results);
@@ -174,19 +175,24 @@ export async function render(view, {summary, params, status, go}) {
   const select = modeSelect(summary, mode);
   const k = el("input", {id: "top_k", name: "k", type: "number", min: 1, max: 100, value: topK});
   const answer = summary.answers ? el("input", {id: "answer", type: "checkbox", checked: params.get("answer") !== "no"}) : null;
+  const memory = summary.modes.some((row) => row.mode === MEMORY && row.available);
+  const remember = memory ? el("input", {id: "remember", type: "checkbox", checked: params.get("remember") === "yes"}) : null;
   const form = el("form", {id: "search", role: "search"},
     el("label", {for: "q", class: "visually-hidden"}, "Question"), input,
     el("span", {class: "field"}, el("label", {for: "mode", class: "inline-label"}, "Mode"), select),
     el("span", {class: "field"}, el("label", {for: "top_k", class: "inline-label"}, "Results"), k),
     answer ? el("span", {class: "check"}, answer, el("label", {for: "answer"}, "Answer")) : null,
+    remember ? el("span", {class: "check", title: "memory_search: count these results as recalled (their recency goes up)"},
+      remember, el("label", {for: "remember"}, "Remember")) : null,
     el("button", {type: "submit"}, "Search"));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const next = new URLSearchParams({q: input.value.trim(), mode: select.value, k: k.value});
     if (answer && !answer.checked) next.set("answer", "no");
+    if (remember && remember.checked) next.set("remember", "yes");
     go("#/search?" + next);
   });
   view.append(el("h1", {class: "visually-hidden"}, "Search"), form);
   if (!query) { input.focus(); return; }
-  await run(view, summary, {query, mode, topK, wantAnswer: Boolean(answer && answer.checked)}, status);
+  await run(view, summary, {query, mode, topK, wantAnswer: Boolean(answer && answer.checked), remember: Boolean(remember && remember.checked)}, status);
 }
