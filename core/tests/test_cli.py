@@ -109,7 +109,7 @@ def test_every_command_prints_json(sql_kb_path, tmp_path, docs_dir):
     assert shown["chunk_texts"][0]["text"].startswith("Sea otters hold hands")
 
     dry = run_json("--kb", sql_kb_path, "remove", otters["id"], "--dry-run")
-    assert dry == {"dry_run": True, "documents": [{"id": otters["id"], "source": otters["source"]}]}
+    assert dry == {"dry_run": True, "documents": [{"id": otters["id"], "source": otters["source"]}], "derived": {"split_documents": {"chunks": 1}}}
     plan = run_json("--kb", sql_kb_path, "delete", "--dry-run")
     assert plan["dry_run"] is True and "chunks.sqlite" in plan["paths"] and "recipe.toml" in plan["kept"]
     assert (Path(sql_kb_path) / "chunks.sqlite").exists()

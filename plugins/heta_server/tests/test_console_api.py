@@ -232,8 +232,7 @@ def test_a_chunk_link_opens_the_page_that_holds_the_chunk():
             return chunks
 
     class Record:
-        def all_issues(self):
-            return []
+        runs: list = []
 
     class FakeKB:
         objects, run_record = Objects(), Record()

@@ -64,24 +64,16 @@ def _when(timestamp: float | None) -> str:
 TIME_FIELDS = ("modified", "added", "updated")
 
 
-def document_chunks(kb: Any, document_id: str) -> list[Any]:
-    """The chunks ``split_documents`` made of one document ([] before it ran)."""
-    from heta_framework.contracts.documents import chunk_from_dict, chunks_key
-
-    objects = kb.objects
-    key = chunks_key(document_id)
-    return [chunk_from_dict(item) for item in objects.get_json(key)] if objects.exists(key) else []
-
-
 def document_to_dict(kb: Any, record: Any, *, with_chunks: bool = False, issues: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """The catalog entry, its readers and chunk count; ``state`` is ``skipped`` for a file that gave no text,
     and ``issues`` the codes the build reported for it (``issues``: ``issue_codes_by_document``, computed once
     for a listing)."""
+    from heta_framework.contracts.documents import document_chunks
     from heta_framework.runtime.document_status import issue_codes_by_document, reader_state
 
     data = attrs.asdict(record)
     data["readers"] = list(kb.readers(record.id))  # its own access list, or the recipe's default
-    chunks = document_chunks(kb, record.id)
+    chunks = document_chunks(kb.objects, record.id)
     data["chunks"] = len(chunks)
     codes = (issues if issues is not None else issue_codes_by_document(kb.run_record.runs)).get(record.id, [])
     data["state"] = reader_state(record.state, len(chunks), codes)

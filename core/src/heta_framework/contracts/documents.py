@@ -303,6 +303,12 @@ def chunk_from_dict(data: Mapping[str, Any]) -> Chunk:
     return Chunk(**data)
 
 
+def document_chunks(objects: Any, document_id: str) -> list[Chunk]:
+    """One document's chunks in order, as ``split_documents`` stored them; ``[]`` when it has none (never split, or removed)."""
+    key = chunks_key(document_id)
+    return [chunk_from_dict(data) for data in objects.get_json(key)] if objects.exists(key) else []
+
+
 def iter_chunks(objects: Any, chunk_keys: Iterable[str]) -> Iterator[Chunk]:
     """Every chunk stored under ``chunk_keys`` in the object store, in order."""
     for key in chunk_keys:

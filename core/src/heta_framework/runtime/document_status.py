@@ -16,18 +16,24 @@ from typing import Any
 SKIPPED = "skipped"
 
 
-def issue_codes_by_document(runs: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """Document id -> the issue codes of the latest build run that reported any for it (older runs' are stale)."""
-    found: dict[str, list[str]] = {}
+def issues_by_document(runs: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Document id -> the issues (as stored: ``code``, ``severity``, ``message``, ``step``, ...) of the latest build
+    run that reported any for it; older runs' are stale (the file may have changed since)."""
+    found: dict[str, list[dict[str, Any]]] = {}
     for run in runs:
-        in_run: dict[str, list[str]] = {}
-        for step in (run.get("ingest") or {}, *run.get("steps", {}).values()):
+        in_run: dict[str, list[dict[str, Any]]] = {}
+        for key, step in (("ingest", run.get("ingest") or {}), *run.get("steps", {}).items()):
             for issue in step.get("issues", []):
                 subject = issue.get("subject") or {}
-                if subject.get("type") == "document" and issue.get("code") not in in_run.setdefault(subject.get("id", ""), []):
-                    in_run[subject["id"]].append(issue["code"])
+                if subject.get("type") == "document":
+                    in_run.setdefault(subject.get("id", ""), []).append({"step": issue.get("step", key), **issue})
         found.update(in_run)
     return found
+
+
+def issue_codes_by_document(runs: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Document id -> the distinct issue codes of ``issues_by_document``, in the order they were reported."""
+    return {document: list(dict.fromkeys(issue["code"] for issue in issues)) for document, issues in issues_by_document(runs).items()}
 
 
 def reader_state(state: str, chunks: int, issue_codes: Iterable[str]) -> str:

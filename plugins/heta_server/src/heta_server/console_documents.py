@@ -2,7 +2,7 @@
 and one document with its chunks and where each came from.
 
 Only documents the caller may read are listed or shown (``Call.readable`` / ``Call.document``). Chunks are
-read as ``heta documents show`` reads them (``heta_framework.cli.documents.document_chunks``); their counts
+read as ``heta documents show`` reads them (``heta_framework.kb.documents.document_chunks``); their counts
 are kept per document version, so the catalog and the home page do not read every chunk file each time.
 """
 
@@ -14,9 +14,10 @@ from pathlib import PurePath
 from typing import Any
 
 import attrs
-from heta_framework.cli.documents import document_chunks
 from heta_framework.contracts.access import may_read
+from heta_framework.contracts.documents import document_chunks
 from heta_framework.contracts.provenance import describe_location
+from heta_framework.runtime.document_status import issues_by_document, reader_state
 
 MAX_PAGE = 200
 
@@ -34,7 +35,7 @@ class ChunkCounts:
         with self._lock:
             known = self._counts.get(key)
         if known is None:
-            known = len(document_chunks(kb, record.id))
+            known = len(document_chunks(kb.objects, record.id))
             with self._lock:
                 self._counts[key] = known
         return known
@@ -44,14 +45,12 @@ class ChunkCounts:
 
 
 def document_issues(kb: Any) -> dict[str, list[dict[str, Any]]]:
-    """document id -> the build issues about it (code, severity, message, step), from the run record."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    for issue in kb.run_record.all_issues():
-        if issue.subject.type == "document":
-            found.setdefault(issue.subject.id, []).append(
-                {"code": issue.code, "severity": issue.severity, "message": issue.message, "step": issue.step}
-            )
-    return found
+    """document id -> the build issues about it (code, severity, message, step) from the latest run that had any
+    (``heta_framework.runtime.document_status``: what ``heta documents`` shows too)."""
+    return {
+        document: [{"code": i["code"], "severity": i.get("severity"), "message": i.get("message"), "step": i.get("step")} for i in issues]
+        for document, issues in issues_by_document(kb.run_record.runs).items()
+    }
 
 
 def _name(record: Any) -> str:
@@ -60,7 +59,8 @@ def _name(record: Any) -> str:
 
 def catalog_row(record: Any, chunks: int, issues: list[dict[str, Any]]) -> dict[str, Any]:
     return {
-        "id": record.id, "name": _name(record), "state": record.state, "size": record.size, "chunks": chunks,
+        "id": record.id, "name": _name(record), "state": reader_state(record.state, chunks, [i["code"] for i in issues]),
+        "size": record.size, "chunks": chunks,
         "added": record.added, "updated": record.updated, "issues": issues,
     }
 
@@ -124,7 +124,7 @@ def catalog_page(kb: Any, records: Sequence[Any], counts: ChunkCounts, *, text: 
 def document_view(kb: Any, record: Any, *, offset: int = 0, limit: int = 50, chunk: str | None = None) -> dict[str, Any]:
     """A readable document: its catalog entry, issues, and one page of its chunks with their locations
     (the page holding ``chunk`` when it is one of them: a search result's link opens where it points)."""
-    chunks = document_chunks(kb, record.id)
+    chunks = document_chunks(kb.objects, record.id)
     limit = max(1, min(limit, MAX_PAGE))
     position = next((i for i, c in enumerate(chunks) if c.id == chunk), None) if chunk else None
     if position is not None:

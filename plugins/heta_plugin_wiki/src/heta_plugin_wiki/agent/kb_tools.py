@@ -14,12 +14,12 @@ from typing import Any
 
 from heta_framework.common.models import ToolSpec
 from heta_framework.common.threads import in_thread
+from heta_framework.kb.documents import document_chunks
 from heta_framework.kb.search import QueryContext, QueryRequest, QueryResult, chunk_result
 
 from heta_plugin_wiki.access import all_readable, readable
 from heta_plugin_wiki.agent.ledger import Ledger
 from heta_plugin_wiki.agent.options import AgentOptions
-from heta_plugin_wiki.agent.reading import document_chunks
 from heta_plugin_wiki.agent.tools import Tool, ToolError, ToolOutput, object_schema
 
 LANGUAGE_KEY = "models.language"
