@@ -13,10 +13,33 @@ import re
 import attrs
 
 from heta_framework.contracts.access import AccessScope
-from heta_framework.contracts.documents import Chunk, DocumentRecord, PageImage, PageSpan, ParsedDocument, ParseResult, SourceDocument
+from heta_framework.contracts.documents import (
+    Chunk,
+    DocumentRecord,
+    PageImage,
+    PageSpan,
+    ParsedDocument,
+    ParseResult,
+    SourceDocument,
+)
 from heta_framework.contracts.graph_store import ChunkLink, RemovedFacts, StoredChunk, StoredEntity, StoredRelation
-from heta_framework.contracts.search import Citation, QueryRequest, QueryResponse, QueryResult, SearchAsset, SearchAssetRef, TraceNode
-from heta_framework.contracts.steps import IssueResolution, IssueSubject, StepCapabilities, StepCleanupPlan, StepIssue, StepRequirements
+from heta_framework.contracts.search import (
+    Citation,
+    QueryRequest,
+    QueryResponse,
+    QueryResult,
+    SearchAsset,
+    SearchAssetRef,
+    TraceNode,
+)
+from heta_framework.contracts.steps import (
+    IssueResolution,
+    IssueSubject,
+    StepCapabilities,
+    StepCleanupPlan,
+    StepIssue,
+    StepRequirements,
+)
 from heta_framework.contracts.stores import VectorHit
 from heta_framework.reference import _default, _doc, _type_name
 
