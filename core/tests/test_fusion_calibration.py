@@ -141,6 +141,13 @@ def test_graph_search_beside_vector_search_may_gain_or_lose_half_and_a_tie_keeps
     ]
     chosen = choose_weights(legs, graph_better, queries, rrf_k=1, weight_range=graph_range)
     assert chosen.weights == {"vector_search": 0.5, "heta_graph_search": 1.0}  # the graph leg gains, as it may not under BOUNDED
+    # the pseudo-queries flatter the graph leg, so doubling it must win by more than BIAS_MARGIN: one query of 40
+    # that only the doubled graph gets right (+0.0125) is within what the bias explains; three (+0.0375) are not
+    forty = [PseudoQuery(text=f"q{i}", document_id=f"d{i}", language="english") for i in range(40)]
+    agree_rows = [{"vector_search": [hit(f"d{i}")], "heta_graph_search": [hit(f"d{i}")]} for i in range(40)]
+    for better, expected in ((1, {"vector_search": 1.0, "heta_graph_search": 1.0}), (3, {"vector_search": 0.5, "heta_graph_search": 1.0})):
+        answers = graph_better[:better] + agree_rows[better:]
+        assert choose_weights(legs, answers, forty, rrf_k=1, weight_range=graph_range).weights == expected
     # both legs agree: nothing to choose between, equal weights stay
     agree = [{"vector_search": [hit(f"d{i}")], "heta_graph_search": [hit(f"d{i}")]} for i in range(20)]
     assert choose_weights(legs, agree, queries, rrf_k=1, weight_range=graph_range).weights == {"vector_search": 1.0, "heta_graph_search": 1.0}
