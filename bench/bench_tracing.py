@@ -104,6 +104,45 @@ async def one_round(kb_path: Path, tracing: bool, texts: list[str]) -> dict:
     return {"seconds": seconds, "spans": spans, "queries": len(texts) + WARM_UP}
 
 
+async def interleaved(kb_path: Path, texts: list[str]) -> dict:
+    """In one process, off and on taking turns query by query (``common.alternating``: the order flips on every
+    query), so both sides see the same moments of the machine. "Off" takes the path of a process with no
+    provider: the global provider is put back to unset around its calls (a private attribute of the API, the
+    one way to have both in one process; Heta's ``tracing_installed()`` then sees no SDK)."""
+    from common import alternating
+    from heta_framework.kb import KnowledgeBase
+    from opentelemetry import trace
+
+    exporter = spans_in_memory()
+    provider = trace.get_tracer_provider()
+    results = {}
+    with KnowledgeBase.load(kb_path) as kb:
+        for mode in MODES:
+            async def off(text: str, mode: str = mode) -> None:
+                trace._TRACER_PROVIDER = None  # type: ignore[attr-defined]
+                try:
+                    await kb.query(text, mode=mode, top_k=10)
+                finally:
+                    trace._TRACER_PROVIDER = provider  # type: ignore[attr-defined]
+
+            async def on(text: str, mode: str = mode) -> None:
+                await kb.query(text, mode=mode, top_k=10)
+
+            for text in texts[:WARM_UP]:
+                await off(text)
+                await on(text)
+            exporter.clear()  # type: ignore[attr-defined]
+            off_seconds, on_seconds = await alternating(off, on, texts)
+            spans = len(exporter.get_finished_spans())  # type: ignore[attr-defined]
+            results[mode] = {
+                "off_p50_ms": p50_ms(off_seconds), "on_p50_ms": p50_ms(on_seconds),
+                "difference_p50_ms": round(p50_ms(on_seconds) - p50_ms(off_seconds), 3),
+                "ratio_p50": round(p50_ms(on_seconds) / p50_ms(off_seconds), 3),
+                "spans_per_query": round(spans / (len(texts) + 1), 1),  # alternating() warms each side once more
+            }
+    return results
+
+
 def p50_ms(values: list[float]) -> float:
     return round(statistics.median(values) * 1000, 3)
 
@@ -114,10 +153,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6, help="rounds in all, alternating off and on (even)")
     parser.add_argument("--queries", type=int, default=100, help="queries timed per mode and round")
     parser.add_argument("--articles", type=int, default=ARTICLES, help="documents in the knowledge base (when it is built)")
-    parser.add_argument("--round", choices=("off", "on"), help=argparse.SUPPRESS)  # one round, in its own process
+    parser.add_argument("--round", choices=("off", "on", "interleaved"), help=argparse.SUPPRESS)  # in its own process
     args = parser.parse_args()
     kb_path = args.work / "kb"
     texts = queries(args.queries, args.articles)
+    if args.round == "interleaved":
+        print(json.dumps(asyncio.run(interleaved(kb_path, texts))))
+        return
     if args.round:
         print(json.dumps(asyncio.run(one_round(kb_path, args.round == "on", texts))))
         return
@@ -154,7 +196,16 @@ def main() -> None:
             "ratio_p50": round(p50_ms(on) / p50_ms(off), 3),
             "off_round_p50s_ms": [r[f"{mode}_p50_ms"] for r in rounds if r["side"] == "off"],
             "on_round_p50s_ms": [r[f"{mode}_p50_ms"] for r in rounds if r["side"] == "on"],
+            # each on round against the off round just before it: the machine's drift between rounds cancels
+            "paired_difference_p50_ms": round(statistics.median(
+                rounds[i][f"{mode}_p50_ms"] - rounds[i - 1][f"{mode}_p50_ms"] for i in range(1, len(rounds), 2)
+            ), 3) if len(rounds) > 1 else None,
         }
+    done = subprocess.run(
+        [sys.executable, __file__, "--work", str(args.work), "--queries", str(args.queries), "--articles", str(args.articles),
+         "--round", "interleaved"], capture_output=True, text=True, check=True,
+    )
+    in_process = json.loads(done.stdout.strip().splitlines()[-1])
     on_rounds = [r for r in rounds if r["side"] == "on"]
     spans_per_query = round(on_rounds[0]["spans"] / ((args.queries + WARM_UP) * len(MODES)), 1) if on_rounds else None
     path = write_result("tracing", {
@@ -162,11 +213,15 @@ def main() -> None:
         "queries_per_mode_and_round": args.queries, "rounds": [r["side"] for r in rounds],
         "on": "SDK TracerProvider + SimpleSpanProcessor + InMemorySpanExporter", "off": "no SDK (the API's no-op provider)",
         "spans_per_query_both_modes": spans_per_query, "modes": summary,
+        "interleaved": {"how": "one process, off and on alternating query by query", "modes": in_process},
         "machine_before": load_before, "machine_after": machine_load(),
     })
     for mode, numbers in summary.items():
         print(f"{mode}: off p50 {numbers['off_p50_ms']} ms, on p50 {numbers['on_p50_ms']} ms "
-              f"({numbers['difference_p50_ms']:+} ms, x{numbers['ratio_p50']})")
+              f"({numbers['difference_p50_ms']:+} ms, x{numbers['ratio_p50']}; paired rounds {numbers['paired_difference_p50_ms']:+} ms)")
+    for mode, numbers in in_process.items():
+        print(f"{mode} interleaved: off p50 {numbers['off_p50_ms']} ms, on p50 {numbers['on_p50_ms']} ms "
+              f"({numbers['difference_p50_ms']:+} ms, x{numbers['ratio_p50']}), {numbers['spans_per_query']} spans a query")
     print(f"wrote {path}")
 
 
