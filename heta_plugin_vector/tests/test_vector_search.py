@@ -20,8 +20,9 @@ def _stats(report, step):
 async def test_end_to_end_on_real_documents(tmp_path, registry, vector_recipe, real_documents):
     kb = KnowledgeBase.create(tmp_path / "kb", vector_recipe(), registry=registry)
     report = await kb.build([real_documents])
-    # this registry reads neither the workbook (heta-plugin-sheets) nor the image (no vision model or OCR)
-    assert sorted(issue.code for issue in report.issues) == ["needs_vision_model", "unsupported_document_type"]
+    # this registry reads neither the workbook (heta-plugin-sheets), the deck (heta-plugin-office) nor the image
+    # (no vision model or OCR)
+    assert sorted(issue.code for issue in report.issues) == ["needs_vision_model", "unsupported_document_type", "unsupported_document_type"]
     assert "vector_search" in kb.available_queries
     assert _stats(report, "embed_chunks")["embedded_texts"] >= 49  # one or more chunks per text document
 
