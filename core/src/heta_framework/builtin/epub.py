@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from heta_framework.builtin.embedded_tables import replace_html_tables
-from heta_framework.contracts.documents import DocumentParseError, DocumentParser, PageSpan, ParseResult
+from heta_framework.contracts.documents import DocumentParseError, DocumentParser, ParseResult, join_pages
 
 #: a spine document larger than this (uncompressed) is not a chapter but a zip bomb or a data dump
 _MAX_MEMBER_BYTES = 50 * 1024 * 1024
@@ -90,28 +90,16 @@ def parse_epub(data: bytes, name: str) -> ParseResult:
             sections = [_section_text(_read(book, member)) for member in names if member in present]
         except (KeyError, zipfile.BadZipFile, ValueError, OSError) as exc:
             raise DocumentParseError(f"the EPUB's structure is broken: {type(exc).__name__}: {exc}") from exc
-    pieces: list[str] = []
-    pages: list[PageSpan] = []
-    offset = 0
-    number = 0
-    tables = 0
-    for text, found in sections:
-        tables += found
-        if not text:
-            continue  # a cover image or a blank page: no section number is spent on it
-        number += 1
-        if pieces:
-            pieces.append("\n\n")
-            offset += 2
-        pages.append(PageSpan(start=offset, end=offset + len(text), page=number))
-        pieces.append(text)
-        offset += len(text)
-    metadata: dict[str, object] = {"page_unit": "section", "section_count": number}
+    tables = sum(found for _, found in sections)
+    # a cover image or a blank page: no section number is spent on it
+    numbered = [(number, text) for number, text in enumerate((text for text, _ in sections if text), start=1)]
+    text, pages = join_pages(numbered)
+    metadata: dict[str, object] = {"page_unit": "section", "section_count": len(numbered)}
     if title:
         metadata["title"] = title
     if tables:
         metadata["tables"] = tables
-    return ParseResult(text="".join(pieces), pages=tuple(pages), metadata=metadata)
+    return ParseResult(text=text, pages=pages, metadata=metadata)
 
 
 EPUB_PARSER = DocumentParser(

@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from heta_framework.common.models import VisionModel
-from heta_framework.contracts.documents import PageImage, PageSpan, ParseResult, content_hash
+from heta_framework.contracts.documents import PageImage, ParseResult, content_hash, join_pages
 
 log = logging.getLogger(__name__)
 
@@ -84,16 +84,8 @@ async def read_images(reader: Any, objects: Any, images: tuple[PageImage, ...], 
 def merge_page_texts(result: ParseResult, page_texts: dict[int, str]) -> ParseResult:
     """``result`` with each page's read image text added to that page's own text, page spans renumbered."""
     own = {span.page: result.text[span.start:span.end] for span in result.pages} if result.pages else {1: result.text}
-    numbers = sorted(set(own) | set(page_texts))
-    pieces: list[str] = []
-    spans: list[PageSpan] = []
-    offset = 0
-    for number in numbers:
-        text = "\n\n".join(part for part in (own.get(number, "").strip(), page_texts.get(number, "")) if part)
-        if pieces:
-            pieces.append("\n\n")
-            offset += 2
-        spans.append(PageSpan(start=offset, end=offset + len(text), page=number))
-        pieces.append(text)
-        offset += len(text)
-    return attrs.evolve(result, text="".join(pieces), pages=tuple(spans), images=())
+    text, spans = join_pages(
+        (number, "\n\n".join(part for part in (own.get(number, "").strip(), page_texts.get(number, "")) if part))
+        for number in sorted(set(own) | set(page_texts))
+    )
+    return attrs.evolve(result, text=text, pages=spans, images=())

@@ -168,6 +168,22 @@ class ParsedDocument:
         return None
 
 
+def join_pages(pages: Iterable[tuple[int, str]]) -> tuple[str, tuple[PageSpan, ...]]:
+    """One text from ``(page number, text)`` pairs in order, a blank line between them, and each page's span in it:
+    what a parser of a paged format (PDF, slides, e-book sections, a layout service's pages) returns."""
+    pieces: list[str] = []
+    spans: list[PageSpan] = []
+    offset = 0
+    for number, text in pages:
+        if pieces:
+            pieces.append("\n\n")
+            offset += 2
+        spans.append(PageSpan(start=offset, end=offset + len(text), page=number))
+        pieces.append(text)
+        offset += len(text)
+    return "".join(pieces), tuple(spans)
+
+
 @attrs.frozen
 class Chunk:
     """A piece of a document with provenance: document, source path, character offsets, page."""

@@ -22,6 +22,7 @@ from heta_framework.contracts.documents import (
     document_id_problem,
     document_key,
     iter_chunks,
+    join_pages,
     parsed_from_dict,
 )
 
@@ -47,5 +48,6 @@ __all__ = [
     "document_id_problem",
     "document_key",
     "iter_chunks",
+    "join_pages",
     "parsed_from_dict",
 ]

@@ -29,7 +29,7 @@ from typing import Any
 from bs4 import BeautifulSoup
 from heta_framework.builtin.embedded_tables import html_table_rows, is_data_table, table_label, table_text
 from heta_framework.common.tables import cell_text
-from heta_framework.contracts.documents import PageSpan, ParseResult
+from heta_framework.contracts.documents import PageSpan, ParseResult, join_pages
 
 from heta_plugin_mineru.answers import LayoutAnswer
 from heta_plugin_mineru.errors import BAD_ANSWER, LayoutServiceError
@@ -116,20 +116,8 @@ def _page(item: dict[str, Any], last: int) -> int:
 
 
 def _pages_text(pages: Iterable[tuple[int, list[str]]]) -> tuple[str, tuple[PageSpan, ...]]:
-    pieces: list[str] = []
-    spans: list[PageSpan] = []
-    offset = 0
-    for number, blocks in pages:
-        text = "\n\n".join(blocks)
-        if not text:
-            continue
-        if pieces:
-            pieces.append("\n\n")
-            offset += 2
-        spans.append(PageSpan(start=offset, end=offset + len(text), page=number))
-        pieces.append(text)
-        offset += len(text)
-    return "".join(pieces), tuple(spans)
+    """Each page's blocks joined, pages without text left out."""
+    return join_pages((number, text) for number, blocks in pages if (text := "\n\n".join(blocks)))
 
 
 def from_content_list(items: list[Any], counts: _Counts) -> tuple[str, tuple[PageSpan, ...], int]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from heta_framework.builtin.embedded_tables import is_data_table, table_label, table_text
 from heta_framework.common.tables import cell_text
-from heta_framework.contracts.documents import DocumentParseError, DocumentParser, PageSpan, ParseResult
+from heta_framework.contracts.documents import DocumentParseError, DocumentParser, ParseResult, join_pages
 
 
 def _reading_order(shapes: Iterable[Any]) -> list[Any]:
@@ -112,23 +112,14 @@ def parse_pptx(data: bytes, name: str) -> ParseResult:
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, AttributeError, OSError) as exc:
         # python-pptx reads lazily: a broken part may only show while the slides are walked
         raise DocumentParseError(f"python-pptx could not read this presentation: {type(exc).__name__}: {exc}") from exc
-    pieces: list[str] = []
-    pages: list[PageSpan] = []
-    offset = 0
-    for number, text, _ in sections:
-        if pieces:
-            pieces.append("\n\n")
-            offset += 2
-        pages.append(PageSpan(start=offset, end=offset + len(text), page=number))
-        pieces.append(text)
-        offset += len(text)
+    text, pages = join_pages((number, text) for number, text, _ in sections)
     metadata: dict[str, object] = {"page_unit": "slide", "slide_count": len(presentation.slides)}
     if sections and sections[-1][2]:
         metadata["tables"] = sections[-1][2]
     title = cell_text(presentation.core_properties.title or "")
     if title:
         metadata["title"] = title
-    return ParseResult(text="".join(pieces), pages=tuple(pages), metadata=metadata)
+    return ParseResult(text=text, pages=pages, metadata=metadata)
 
 
 PPTX_PARSER = DocumentParser(
