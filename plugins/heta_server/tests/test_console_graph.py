@@ -4,7 +4,6 @@ only the entities on that page, whoever asks, and hidden documents' facts stay o
 
 from __future__ import annotations
 
-import time
 
 import pytest
 from heta_framework.contracts.access import AccessScope
@@ -66,14 +65,11 @@ def test_a_page_of_a_huge_neighbourhood_reads_only_that_page(graph):
     visible = frozenset(f"doc-{n}" for n in range(100))
     scope = AccessScope(principals=frozenset({"reader"}), visible=visible)
     graph.asked_entities = 0
-    started = time.perf_counter()
     page = neighbourhood(graph, "hub", scope, offset=0, limit=25)
-    elapsed = time.perf_counter() - started
     assert len(page["relations"]) == 25 and len(page["entities"]) == 25
     assert page["total"] == SPOKES - 100 and page["next_offset"] == 25
     assert graph.asked_entities == 1 + 25  # the centre, then the page's other ends: not 12,000
     assert all(r["evidence"] == 2 for r in page["relations"])  # best supported first
-    assert elapsed < 2.0, elapsed
     last = neighbourhood(graph, "hub", scope, offset=SPOKES - 100 - 10, limit=25)
     assert len(last["relations"]) == 10 and last["next_offset"] is None
 
