@@ -4,7 +4,6 @@ only the entities on that page, whoever asks, and hidden documents' facts stay o
 
 from __future__ import annotations
 
-
 import pytest
 from heta_framework.contracts.access import AccessScope
 from heta_framework.contracts.graph_store import StoredChunk, StoredEntity, StoredRelation
