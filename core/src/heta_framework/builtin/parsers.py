@@ -6,7 +6,7 @@ import io
 
 from heta_framework.builtin.embedded_tables import docx_table_rows, is_data_table, replace_html_tables, table_label, table_text
 from heta_framework.builtin.pdf_tables import may_hold_ruled_table, pdf_table_pages
-from heta_framework.contracts.documents import DocumentParseError, DocumentParser, PageImage, PageSpan, ParseResult
+from heta_framework.contracts.documents import DocumentParseError, DocumentParser, PageImage, ParseResult, join_pages
 
 
 class BinaryDocumentError(DocumentParseError):
@@ -133,30 +133,24 @@ def parse_pdf(data: bytes, name: str) -> ParseResult:
 
     try:
         reader = PdfReader(io.BytesIO(data))
-        pieces: list[str] = []
-        pages: list[PageSpan] = []
+        numbered: list[tuple[int, str]] = []
         images: list[PageImage] = []
         warnings: list[tuple[str, str]] = []
         # ruled tables as row lines (pdfplumber, if installed), looked for on pages that draw lines
         candidates = [number for number, page in enumerate(reader.pages, start=1) if may_hold_ruled_table(page)]
         table_pages, tables = pdf_table_pages(data, candidates, warnings)
-        offset = 0
         for number, page in enumerate(reader.pages, start=1):
             text = table_pages.get(number) or (page.extract_text() or "").strip()
             if not text:  # a scanned page: its text is in the page's image, for a vision model or OCR
                 image = _page_scan(page, number, warnings)
                 if image is not None:
                     images.append(image)
-            if pieces:
-                pieces.append("\n\n")
-                offset += 2
-            pages.append(PageSpan(start=offset, end=offset + len(text), page=number))
-            pieces.append(text)
-            offset += len(text)
+            numbered.append((number, text))
     except (PyPdfError, ValueError, KeyError, TypeError) as exc:
         raise DocumentParseError(f"pypdf could not read this PDF: {exc}") from exc
+    text, pages = join_pages(numbered)
     metadata: dict[str, object] = {"page_count": len(pages), **({"tables": tables} if tables else {})}
-    return ParseResult(text="".join(pieces), pages=tuple(pages), metadata=metadata, images=tuple(images), warnings=tuple(warnings))
+    return ParseResult(text=text, pages=pages, metadata=metadata, images=tuple(images), warnings=tuple(warnings))
 
 
 _IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}

@@ -7,7 +7,7 @@ import zipfile
 from collections.abc import Iterable, Iterator, Sequence
 
 from heta_framework.common.tables import table_lines
-from heta_framework.kb.documents import DocumentParseError, DocumentParser, PageSpan, ParseResult
+from heta_framework.kb.documents import DocumentParseError, DocumentParser, ParseResult, join_pages
 
 #: an ODS row or cell "repeated" this many times is the sheet's empty tail, not data
 _MAX_REPEAT = 1_000
@@ -15,23 +15,16 @@ _MAX_REPEAT = 1_000
 
 def sheets_result(sheets: Iterable[tuple[str, Iterable[Sequence[object]]]]) -> ParseResult:
     """Join sheets into one text: each a ``# Sheet: name`` section, a page span numbered from 1."""
-    pieces: list[str] = []
-    pages: list[PageSpan] = []
     names: list[str] = []
-    offset = 0
+    numbered: list[tuple[int, str]] = []
     for number, (name, rows) in enumerate(sheets, start=1):
         lines = list(table_lines(rows, name))
         if not lines:
             continue
-        section = f"# Sheet: {name}\n" + "\n".join(lines)
-        if pieces:
-            pieces.append("\n\n")
-            offset += 2
-        pages.append(PageSpan(start=offset, end=offset + len(section), page=number))
-        pieces.append(section)
-        offset += len(section)
+        numbered.append((number, f"# Sheet: {name}\n" + "\n".join(lines)))
         names.append(name)
-    return ParseResult(text="".join(pieces), pages=tuple(pages), metadata={"sheets": names})
+    text, pages = join_pages(numbered)
+    return ParseResult(text=text, pages=pages, metadata={"sheets": names})
 
 
 def parse_xlsx(data: bytes, name: str) -> ParseResult:
