@@ -121,7 +121,7 @@ def composed_kb_path(tmp_path_factory, composed_registry, services) -> Path:
     with KnowledgeBase.create(path, recipe, registry=composed_registry) as kb:
         report = kb.sync.build(DOCUMENTS)
         assert report.document_count == len(DOCUMENTS)
-        assert {"hybrid_search", "heta_rerank_search", "heta_rewrite_search", "heta_multihop_search"} <= set(kb.available_queries)
+        assert {"hybrid_search", "fusion_search", "heta_rerank_search", "heta_rewrite_search", "heta_multihop_search"} <= set(kb.available_queries)
     return path
 
 
@@ -143,6 +143,10 @@ class ComposedModeSuite(QueryEngineSuite):
 
 class TestHybridSearch(ComposedModeSuite):
     mode = "hybrid_search"
+
+
+class TestFusionSearch(ComposedModeSuite):
+    mode = "fusion_search"
 
 
 class TestRerankSearch(ComposedModeSuite):
