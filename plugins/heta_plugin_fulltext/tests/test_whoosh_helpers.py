@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -101,8 +102,13 @@ def test_a_helper_that_dies_loses_no_search(store, monkeypatch, caplog):
     with caplog.at_level(logging.WARNING):
         answered: list = []
         searching = threading.Thread(target=lambda: answered.append(ranking(store, "violin")))
-        searching.start()  # every helper is gone: it waits for this process's searcher
-        release.set()
+        searching.start()
+        # release the held search only once the helpers were tried: released earlier, the search
+        # could find this process's searcher free and never ask a helper
+        deadline = time.monotonic() + 10
+        while "helper process exited" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.01)
+        release.set()  # every helper is gone: the search waited for this process's searcher
         searching.join(10)
         thread.join()
     assert answered == [expected]
