@@ -92,3 +92,71 @@ async def test_calibrated_once_per_build_and_kept_in_the_folder(tmp_path, monkey
     assert explicit.metadata["fusion"]["weights_origin"] == "explicit"
     assert explicit.metadata["fusion"]["weights"] == {"vector_search": 2.0, "heta_graph_search": 1.0}
     assert "calibration" not in explicit.metadata["fusion"]
+
+
+CLI_RECIPE = """
+[models.embedding]
+model_name = "local/all-MiniLM-L6-v2"
+
+[[steps]]
+step = "parse_documents"
+[[steps]]
+step = "split_documents"
+[[steps]]
+step = "persist_chunks"
+[[steps]]
+step = "embed_chunks"
+[[steps]]
+step = "index_vectors"
+[[steps]]
+step = "index_full_text"
+[[steps]]
+step = "heta_graph"
+extractor = "nlp"
+embed_descriptions = false
+"""
+
+
+def test_heta_build_calibrates_the_fused_modes_and_says_when_a_leg_is_off(tmp_path, monkeypatch):
+    import attrs
+    from click.testing import CliRunner
+    from heta_framework.builtin.engines import calibration
+    from heta_framework.cli.main import cli
+
+    real, hybrid_legs = calibration.choose_weights, calibration.CALIBRATED_MODES["hybrid_search"]
+
+    def vector_off_in_hybrid(legs, answers, queries, **kwargs):
+        chosen = real(legs, answers, queries, **kwargs)  # the real calibration ran; hybrid_search's is overruled
+        return attrs.evolve(chosen, weights={"vector_search": 0.0, "heta_graph_search": 1.0}) if tuple(legs) == hybrid_legs else chosen
+
+    monkeypatch.setattr(calibration, "choose_weights", vector_off_in_hybrid)
+    documents = tmp_path / "documents"
+    documents.mkdir()
+    for path in sorted(DOCUMENTS.rglob("*.md"))[:12]:
+        (documents / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "recipe.toml").write_text(CLI_RECIPE)
+    kb = str(tmp_path / "kb")
+
+    def heta(*args: str) -> str:
+        result = CliRunner().invoke(cli, ["--kb", kb, *args])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    heta("init", "--recipe", str(tmp_path / "recipe.toml"))
+    report = heta("build", str(documents))
+    assert "hybrid_search: calibration switched vector_search off: it ranks as heta_graph_search alone" in report
+    assert "fusion_search:" not in report and "heta_rerank_search:" not in report  # both legs kept: nothing to say
+    stored = json.loads((tmp_path / "kb" / CACHE_FILE).read_text())["modes"]
+    assert set(stored) == {"hybrid_search", "fusion_search", "heta_rerank_search"}
+
+    # the same build again changes nothing: the kept calibration is reported, not made again
+    monkeypatch.setattr(calibration, "choose_weights", lambda *args, **kwargs: pytest.fail("calibrated twice"))
+    fusion = json.loads(heta("build", str(documents), "--json"))["fusion"]
+    assert fusion["hybrid_search"]["weights"]["weights"] == {"vector_search": 0.0, "heta_graph_search": 1.0}
+    assert fusion["hybrid_search"]["note"].startswith("calibration switched vector_search off")
+    assert {mode: entry["weights"] for mode, entry in fusion.items()} == stored
+    assert "note" not in fusion["fusion_search"] and min(fusion["fusion_search"]["weights"]["weights"].values()) > 0
+    # and the first query uses it without calibrating
+    with KnowledgeBase.load(kb) as loaded:
+        response = loaded.sync.query(QUESTION, mode="heta_rerank_search", top_k=5)
+    assert response.metadata["fusion"]["weights"] == stored["heta_rerank_search"]["weights"]

@@ -71,6 +71,7 @@ def test_heta_init_multilingual_writes_the_e5_starter_recipe(tmp_path):
     kb = KnowledgeBase.load(tmp_path / "kb")
     try:
         assert kb.recipe.models.embedding.model_name == "local/multilingual-e5-small"
-        assert kb.recipe.stores == {}  # the embedded stores: --backend folder is the default
+        # the embedded stores (--backend folder is the default); full text in tantivy, installed with heta-plugin-fulltext
+        assert {slot: store.type for slot, store in kb.recipe.stores.items()} == {"text": "tantivy"}
     finally:
         kb.close()

@@ -38,6 +38,9 @@ class Square:
         if self.hold is not None and self.hold_on in batch:
             marker = Path(self.hold) / f"{self.hold_on}.pid"
             if not marker.exists():
-                marker.write_text(str(os.getpid()))
+                # written then renamed: the test polls for the marker and must never read it empty
+                partial = marker.with_suffix(".partial")
+                partial.write_text(str(os.getpid()))
+                partial.replace(marker)
                 await asyncio.sleep(self.seconds)
         return [n * n for n in batch]

@@ -46,11 +46,34 @@ def build(obj: dict, paths: tuple[str, ...], rebuild: bool, prune: bool, force: 
             sources = documents_with_metadata(sources, parse_meta(meta))
         if as_json:
             report = kb.sync.build(sources, progress=no_progress, **options)
-            emit_json(report.to_dict())
+            emit_json({**report.to_dict(), "fusion": fusion_after_build(kb)})
             return
         with make_progress() as progress:
             report = kb.sync.build(sources, progress=RichProgress(progress), **options)
         print_plain(report.to_text())
+        for mode, entry in fusion_after_build(kb).items():
+            if message := entry.get("note") or entry.get("error"):
+                print_plain(f"{mode}: {message}")
+
+
+def fusion_after_build(kb: Any) -> dict[str, dict[str, Any]]:
+    """The fused modes' weights for the build just made, calibrated now rather than on the first query, so the
+    report can say when one of them ranks as a single leg (``note``). A failure here is not the build's: it is
+    reported, and the first query calibrates again."""
+    from heta_framework.builtin.engines.calibration import CALIBRATED_MODES, calibrate_available, fusion_note
+
+    try:
+        calibrations = kb.sync.run(calibrate_available(kb))
+    except Exception as exc:  # the build is committed whatever happens here; the type only, a message may hold a key
+        error = f"fusion weights not calibrated ({type(exc).__name__}); the first query calibrates them"
+        return {mode: {"error": error} for mode in CALIBRATED_MODES if mode in kb.available_queries}
+    entries: dict[str, dict[str, Any]] = {}
+    for mode, calibration in calibrations.items():
+        entry: dict[str, Any] = {"weights": calibration.to_dict() if calibration else None}
+        if note := fusion_note(calibration, mode):
+            entry["note"] = note
+        entries[mode] = entry
+    return entries
 
 
 def _when(timestamp: float | None) -> str:

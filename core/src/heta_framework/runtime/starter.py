@@ -3,10 +3,14 @@
 ``backend="postgres"`` puts every store slot the installed plugins serve with a
 ``postgres`` type on that server (the connection string from ``HETA_POSTGRES_DSN``);
 ``multilingual=True`` picks ``local/multilingual-e5-small`` instead of the English-only MiniLM.
+With the folder backend, full text goes to a tantivy index when the tantivy library is installed
+(``heta-plugin-fulltext`` depends on it): the same ranking as Whoosh's BM25 at a fraction of the
+query time (bench/bench_keyword_path.py). Whoosh, the spec's default store, stays the fallback.
 """
 
 from __future__ import annotations
 
+from importlib.util import find_spec
 from typing import Any
 
 from heta_framework.errors import RecipeError
@@ -56,7 +60,7 @@ def _store_tables(registry: Any, backend: str) -> list[str]:
     if backend not in BACKENDS:
         raise RecipeError(f"Unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}.")
     if backend == "folder":
-        return []  # every slot's embedded default
+        return _fast_text_store(registry)  # every other slot's embedded default
     slots = sorted(key.split(":")[0] for key in registry.items["stores"] if key.endswith(f":{backend}"))
     if not slots:
         raise RecipeError(f"No store of type {backend!r} is installed: pip install heta-plugin-{backend}.")
@@ -64,3 +68,11 @@ def _store_tables(registry: Any, backend: str) -> list[str]:
     for slot in slots:
         lines += [f"[stores.{slot}]", f'type = "{backend}"', f'dsn_env = "{POSTGRES_DSN_ENV}"', ""]
     return lines
+
+
+def _fast_text_store(registry: Any) -> list[str]:
+    if "index_full_text" not in registry.items["steps"] or "text:tantivy" not in registry.items["stores"]:
+        return []
+    if find_spec("tantivy") is None:  # the store type is registered whether or not its library is installed
+        return []
+    return ["[stores.text]", 'type = "tantivy"   # BM25 in Rust; "whoosh" is the pure-Python one', ""]

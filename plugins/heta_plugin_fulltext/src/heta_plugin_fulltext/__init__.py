@@ -29,7 +29,7 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # tantivy is the [tantivy] extra: import its store only when asked for
+    # import tantivy only when its store is asked for (Whoosh KBs never load it)
     if name == "TantivyTextIndex":
         from heta_plugin_fulltext.tantivy_store import TantivyTextIndex
 

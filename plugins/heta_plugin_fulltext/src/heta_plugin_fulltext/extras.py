@@ -1,7 +1,8 @@
-"""Optional libraries behind extras: jieba (``[chinese]``) and tantivy (``[tantivy]``).
+"""Libraries a recipe may need that an install can lack: jieba (the ``[chinese]`` extra) and tantivy.
 
-Whoosh in English needs neither, so neither is a hard dependency; a recipe that needs
-one gets an error naming the extra to install, when the recipe is validated.
+tantivy is a dependency since the starter recipe uses it, but an environment may still
+lack it (a platform without its wheel, an install with ``--no-deps``): a recipe that needs
+either gets an error naming what to install, when the recipe is validated.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ DISTRIBUTION = "heta-plugin-fulltext"
 
 
 def missing_message(module: str, extra: str, what: str) -> str:
-    return f"{what} needs the {module} package, which is not installed: pip install '{DISTRIBUTION}[{extra}]'"
+    """``extra`` empty: the module is a dependency of the plugin that this environment lacks."""
+    command = f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"pip install {module}"
+    return f"{what} needs the {module} package, which is not installed: {command}"
 
 
 def check_available(module: str, extra: str, what: str) -> None:

@@ -1,4 +1,4 @@
-"""``[stores.text] type = "tantivy"`` options, importable without tantivy (it is the ``[tantivy]`` extra)."""
+"""``[stores.text] type = "tantivy"`` options, importable without tantivy (an environment can lack it: extras.py)."""
 
 from __future__ import annotations
 
@@ -19,4 +19,4 @@ class TantivyStoreConfig:
     threads: int = attrs.field(default=0, validator=whole_number(0))
 
     def __attrs_post_init__(self) -> None:
-        check_available("tantivy", "tantivy", 'The text store type "tantivy"')
+        check_available("tantivy", "", 'The text store type "tantivy"')

@@ -81,6 +81,7 @@ from heta_framework.builtin.engines.mode_assets import (
 )
 from heta_framework.contracts.documents import chunk_from_dict
 from heta_framework.contracts.search import QueryContext, QueryRequest, QueryResult
+from heta_framework.distribution import CORE_DISTRIBUTION
 from heta_framework.text.analysis import words
 from heta_framework.text.languages import CJK_LANGUAGES, STEMMED_LANGUAGES, detect_language, has_cjk
 
@@ -440,6 +441,28 @@ def fusion_note(calibration: Calibration | None, mode: str = "hybrid_search") ->
     return (f"calibration switched {', '.join(off)} off: it ranks as {', '.join(kept)} alone (MRR@10 on "
             f"{calibration.pseudo_queries} pseudo-queries: {scores}; equal weights {calibration.equal_weights_mrr:.2f}, "
             f"chosen {calibration.fused_mrr:.2f}). Pass {WEIGHTS_OPTION.get(mode, 'hybrid_weights')} to choose the weights yourself.")
+
+
+#: the core modes whose fusion weights are calibrated, and their two legs (the engines' default weights)
+CALIBRATED_MODES: Mapping[str, tuple[str, str]] = {
+    "hybrid_search": ("vector_search", "heta_graph_search"),
+    "fusion_search": ("vector_search", "full_text_search"),
+    "heta_rerank_search": ("hybrid_search", "full_text_search"),
+}
+
+
+async def calibrate_available(kb: Any) -> dict[str, Calibration | None]:
+    """Calibrate now every core fused mode ``kb`` can answer, as its first query would: ``heta build`` then
+    reports a leg switched off (``fusion_note``) and the first query does not wait for it. Nothing is
+    computed twice: the calibration of a build state is kept. A mode a plugin answers instead is left alone,
+    its legs may differ."""
+    calibrations: dict[str, Calibration | None] = {}
+    for mode, legs in CALIBRATED_MODES.items():
+        if mode not in kb.available_queries or kb.query_engines.provider_of(mode) != CORE_DISTRIBUTION:
+            continue
+        request = QueryRequest(text="", mode=mode, top_k=CANDIDATES, filters={}, options={}, trace=False)
+        calibrations[mode] = await calibrated_weights(QueryContext(kb, request), mode, legs)
+    return calibrations
 
 
 async def calibrated_weights(
