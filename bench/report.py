@@ -30,6 +30,8 @@ COMPONENT_TITLES = {
     "agent": "agent_search against heta_multihop_search with a scripted model replaying tool plans; wiki build — `python bench/bench_agent.py`",
     "multilingual_keywords": "Keyword modes under every analyzer and the default, per language and on a mixed English + French + Chinese "
                              "knowledge base — `python bench/bench_multilingual.py --keywords-only`",
+    "keyword_path": "The starter recipe's keyword path: full text on tantivy and Whoosh, SQL FTS5, bm25s; 2,000 English articles, "
+                    "then French, Spanish and Chinese — `python bench/bench_keyword_path.py`",
     "concurrency": "8 concurrent queries against sequential ones, per base mode — `python bench/bench_concurrency.py`",
     "build_steps": "persist_chunks and index_vectors beside plain sqlite3 / FAISS, texts in memory and doing the same work — `python bench/bench_build_steps.py`",
     "graph_scaling": "heta_graph_search without the model on a small and a large graph, exact and HNSW graph collections — `python bench/bench_graph_scaling.py`",
@@ -413,6 +415,23 @@ def _multilingual_section(data: dict) -> list[str]:
     return lines
 
 
+def _keyword_path_section(data: dict) -> list[str]:
+    english = data["english"]
+    lines = [f"English: {english['articles']:,} articles, {english['queries']} queries, the keyword steps of the starter recipe "
+             f"(analyzers `auto`); load average {english['load_before']['load_1m']} before the timed rounds, "
+             f"{english['load_after']['load_1m']} after.", ""]
+    rows = [[path, f"{english['mrr@10'][path]:.4f}", _fmt(timing["p50_ms"], 2), _fmt(timing["p95_ms"], 2)]
+            for path, timing in english["latency_ms"].items()]
+    lines += _table(["path", "MRR@10", "p50 ms", "p95 ms"], rows)
+    languages = data.get("languages", {})
+    if languages:
+        paths = list(next(iter(languages.values()))["mrr@10"])
+        lines += ["MRR@10 of `full_text_search` per store in other languages:", ""]
+        lines += _table(["language", *paths], [[language, *(f"{entry['mrr@10'][p]:.4f}" for p in paths)]
+                                                for language, entry in languages.items()])
+    return lines
+
+
 def _fmt_signed(value: float | None) -> str:
     return "–" if value is None else f"{value:+.3f}"
 
@@ -487,6 +506,8 @@ def render(log: dict[str, dict]) -> str:
             lines += _graph_section(data)
         elif name == "multilingual":
             lines += _multilingual_section(data)
+        elif name == "keyword_path":
+            lines += _keyword_path_section(data)
         else:
             lines += _table(["metric", "value"], [[key, value] for key, value in _flatten(data) if key != "written_at"])
     return "\n".join(lines)

@@ -57,6 +57,9 @@ LARGER = (
     ("bench_hierarchical.py", "bench_hierarchical.py", ["--articles", "1000", "--llm-articles", "100"]),
     # the keyword modes under every analyzer and the default (auto), per language and on a mixed knowledge base
     ("bench_multilingual.py --keywords-only", "bench_multilingual.py", ["--keywords-only"]),
+    # the starter recipe's keyword path on 2,000 English articles: tantivy, Whoosh, SQL FTS5 and bm25s, taking turns
+    # (~3 minutes); then full text on both stores in French, Spanish and Chinese
+    ("bench_keyword_path.py", "bench_keyword_path.py", []),
     # heta serve with streamed answers and chat completions among the five modes, 8 clients for 45 s: errors and latency
     ("bench_server_streaming.py", "bench_server_streaming.py", []),
     # agent_search and heta_multihop_search on a MultiHop-RAG-format sample with a scripted model; wiki pages/s
