@@ -17,6 +17,10 @@ gets them) for ``full_text_search`` on each store and ``sql_text_search``, and b
 ``retrieve`` of one tokenised query (its index in memory, top 10), taking turns query by
 query so that machine load falls on all alike; p50 / p95 over ``--rounds`` passes.
 
+With ``--composed-articles N``: two knowledge bases from the whole starter recipe (MiniLM, the
+nlp graph), one per text store, and ``heta_rerank_search`` (which fuses ``hybrid_search`` with
+``full_text_search``) timed on both, taking turns; the fusion weights are calibrated before.
+
 French, Spanish (1,000 articles) and the Chinese set: the quality of ``full_text_search``
 on both stores, to show the default store keeps issue #44's results.
 
@@ -107,6 +111,51 @@ async def english(work: Path, articles: int, query_count: int, rounds: int) -> d
     return out
 
 
+def starter_recipe(text_store: str):
+    """The whole recipe ``heta init`` writes, with ``stores.text`` of the given type."""
+    from heta_framework.kb import Recipe
+    from heta_framework.kb.starter import starter_recipe_toml
+    from heta_framework.plugins.registry import PluginRegistry
+
+    registry = PluginRegistry.from_entry_points()
+    toml = starter_recipe_toml(registry)
+    assert 'type = "tantivy"' in toml, "the starter recipe no longer writes tantivy: update this bench"
+    return Recipe.from_toml(toml.replace('type = "tantivy"', f'type = "{text_store}"'), registry)
+
+
+async def composed(work: Path, articles: int, query_count: int, rounds: int) -> dict:
+    from heta_framework.builtin.engines.calibration import calibrate_available
+
+    documents, queries = wiki_set(LANGUAGES["english"]["wiki"], articles, query_count)
+    modes = ("full_text_search", "hybrid_search", "heta_rerank_search")
+    out: dict = {"articles": len(documents), "queries": len(queries), "build_seconds": {}, "mrr@10": {}}
+    kbs = {}
+    for store in STORES:
+        kb, record = await build(work / f"starter-{store}", starter_recipe(store), documents)
+        kbs[store] = kb
+        out["build_seconds"][store] = record["seconds"]
+        out[f"weights [{store}]"] = {mode: c.weights if c else None for mode, c in (await calibrate_available(kb)).items()}
+        out["mrr@10"][f"heta_rerank_search [{store}]"] = (await mode_quality(kb, "heta_rerank_search", queries))["mrr@10"]
+    seconds: dict[str, list[float]] = {f"{mode} [{store}]": [] for mode in modes for store in STORES}
+    for text, _ in queries[:20]:
+        for store, kb in kbs.items():
+            for mode in modes:
+                await kb.query(text, mode=mode, top_k=TOP_K)
+    out["load_before"] = machine_load()
+    for _ in range(rounds):
+        for text, _ in queries:
+            for mode in modes:
+                for store, kb in kbs.items():
+                    started = time.perf_counter()
+                    await kb.query(text, mode=mode, top_k=TOP_K)
+                    seconds[f"{mode} [{store}]"].append(time.perf_counter() - started)
+    out["load_after"] = machine_load()
+    out["latency_ms"] = {name: percentiles_ms(values) for name, values in seconds.items()}
+    for kb in kbs.values():
+        kb.close()
+    return out
+
+
 async def other_language(language: str, work: Path, articles: int, query_count: int) -> dict:
     settings = LANGUAGES[language]
     documents, queries = wiki_set(settings["wiki"], articles, query_count) if settings["wiki"] else chinese_set()
@@ -124,6 +173,9 @@ async def main_async(args) -> dict:
     try:
         results: dict = {"english": await english(work, args.articles, args.queries, args.rounds), "languages": {}}
         print(f"english: {results['english']}", flush=True)
+        if args.composed_articles:
+            results["composed"] = await composed(work, args.composed_articles, args.queries, args.rounds)
+            print(f"composed: {results['composed']}", flush=True)
         for language in args.languages:
             results["languages"][language] = await other_language(language, work, args.other_articles, args.queries)
             print(f"{language}: {results['languages'][language]}", flush=True)
@@ -138,6 +190,8 @@ def main() -> None:
     parser.add_argument("--other-articles", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--composed-articles", type=int, default=0,
+                        help="also time heta_rerank_search on two whole starter-recipe KBs of this many articles")
     parser.add_argument("--languages", nargs="*", default=["french", "spanish", "chinese"])
     results = asyncio.run(main_async(parser.parse_args()))
     print(f"wrote {write_result('keyword_path', results)}")

@@ -423,6 +423,14 @@ def _keyword_path_section(data: dict) -> list[str]:
     rows = [[path, f"{english['mrr@10'][path]:.4f}", _fmt(timing["p50_ms"], 2), _fmt(timing["p95_ms"], 2)]
             for path, timing in english["latency_ms"].items()]
     lines += _table(["path", "MRR@10", "p50 ms", "p95 ms"], rows)
+    composed = data.get("composed")
+    if composed:
+        lines += [f"The whole starter recipe (MiniLM, the nlp graph) on {composed['articles']:,} of those articles, one knowledge "
+                  f"base per text store (built in {', '.join(f'{s} {v:.0f} s' for s, v in composed['build_seconds'].items())}), "
+                  f"modes taking turns; load average {composed['load_before']['load_1m']} before, {composed['load_after']['load_1m']} after:", ""]
+        lines += _table(["mode [text store]", "MRR@10", "p50 ms", "p95 ms"],
+                        [[name, f"{composed['mrr@10'][name]:.4f}" if name in composed["mrr@10"] else "",
+                          _fmt(timing["p50_ms"], 2), _fmt(timing["p95_ms"], 2)] for name, timing in composed["latency_ms"].items()])
     languages = data.get("languages", {})
     if languages:
         paths = list(next(iter(languages.values()))["mrr@10"])

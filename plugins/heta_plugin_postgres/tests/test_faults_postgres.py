@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -42,7 +43,9 @@ def recipe(namespace: str) -> Recipe:
     # a short connect timeout: the stopped server is noticed in 2 s, not the default 10
     sections = "".join(f'\n[stores.{slot}]\ntype = "postgres"\nnamespace = "{namespace}"\nconnect_timeout = 2\n'
                        for slot in SLOTS)
-    return Recipe.from_toml(starter_recipe_toml(REGISTRY) + sections, REGISTRY)
+    # the starter recipe's steps and models; its folder stores (full text in tantivy) give way to the server's
+    steps = re.sub(r"^\[stores\.\w+\]\n(?:[^\[\n].*\n)*", "", starter_recipe_toml(REGISTRY), flags=re.MULTILINE)
+    return Recipe.from_toml(steps + sections, REGISTRY)
 
 
 @pytest.fixture(scope="module")

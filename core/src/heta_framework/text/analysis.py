@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Callable, Iterable
 from importlib import resources
 
@@ -28,12 +29,22 @@ def stop_words(language: str) -> frozenset[str]:
     return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
 
 
-@functools.cache
-def stemmer(language: str) -> Callable[[list[str]], list[str]]:
-    """Snowball's stemmer for ``language`` (snowballstemmer uses PyStemmer's C code when it is installed)."""
-    import snowballstemmer
+_stemmers = threading.local()
 
-    return snowballstemmer.stemmer(language).stemWords
+
+def stemmer(language: str) -> Callable[[list[str]], list[str]]:
+    """This thread's Snowball stemmer for ``language`` (snowballstemmer uses PyStemmer's C code when installed).
+
+    One per thread: a stemmer keeps the word it is working on in itself, so one shared by threads gave a
+    concurrent query another query's stems ("running foxes" analysed as ``run swim``) or an IndexError.
+    """
+    made: dict[str, Callable[[list[str]], list[str]]] = _stemmers.__dict__
+    found = made.get(language)
+    if found is None:
+        import snowballstemmer
+
+        found = made[language] = snowballstemmer.stemmer(language).stemWords
+    return found
 
 
 def cjk_pairs(run: str) -> list[str]:
