@@ -434,7 +434,8 @@ def _keyword_path_section(data: dict) -> list[str]:
     languages = data.get("languages", {})
     if languages:
         paths = list(next(iter(languages.values()))["mrr@10"])
-        lines += ["MRR@10 of `full_text_search` per store in other languages:", ""]
+        note = f" ({data['languages_note']})" if data.get("languages_note") else ""
+        lines += [f"MRR@10 of `full_text_search` per store in other languages{note}:", ""]
         lines += _table(["language", *paths], [[language, *(f"{entry['mrr@10'][p]:.4f}" for p in paths)]
                                                 for language, entry in languages.items()])
     return lines

@@ -25,6 +25,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from heta_server.config import DEFAULT_KB
 from heta_server.request_log import NOTE_KEY
+from heta_server.response_status import ResponseStatus
 from heta_server.route_note import UNKNOWN, route_of
 from heta_server.tenants import Tenants
 
@@ -136,21 +137,18 @@ class RequestMetrics:
             holder = {}
             scope = {**scope, NOTE_KEY: holder}
         started = time.perf_counter()
-        status = 500  # what the client gets if the app raises before answering
+        status = ResponseStatus(send, default=500)  # 500: what the client gets if the app raises before answering
         error_body: list[bytes] = []
 
         async def sending(message: dict) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            elif message["type"] == "http.response.body" and status >= 400 and sum(map(len, error_body)) < ERROR_BODY_LIMIT:
-                error_body.append(message.get("body", b""))
-            await send(message)
+            if message["type"] == "http.response.body" and status.code >= 400 and sum(map(len, error_body)) < ERROR_BODY_LIMIT:
+                error_body.append(message.get("body", b""))  # its error code labels the count
+            await status(message)
 
         try:
             await self.app(scope, receive, sending)
         finally:
-            self._count(scope, status, time.perf_counter() - started, holder, b"".join(error_body))
+            self._count(scope, status.code, time.perf_counter() - started, holder, b"".join(error_body))
 
     def _count(self, scope: dict, status: int, seconds: float, holder: dict, body: bytes) -> None:
         route, kb_name = self._route(scope)

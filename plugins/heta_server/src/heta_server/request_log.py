@@ -16,6 +16,8 @@ import sys
 import time
 from typing import Any
 
+from heta_server.response_status import ResponseStatus
+
 REQUEST_LOGGER = "heta.requests"
 log = logging.getLogger(REQUEST_LOGGER)
 
@@ -42,18 +44,12 @@ class RequestLog:
         started = time.perf_counter()
         # shared with the metrics middleware outside, when it made one: endpoints note once for both
         holder: dict[str, Any] = scope[NOTE_KEY] if isinstance(scope.get(NOTE_KEY), dict) else {}
-        status = 0
-
-        async def sending(message: dict) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
+        status = ResponseStatus(send, default=0)  # 0: printed "-", no response was sent
 
         try:
-            await self.app({**scope, NOTE_KEY: holder}, receive, sending)
+            await self.app({**scope, NOTE_KEY: holder}, receive, status)
         finally:
-            log.info("%s", self.line(scope, status, (time.perf_counter() - started) * 1000, holder))
+            log.info("%s", self.line(scope, status.code, (time.perf_counter() - started) * 1000, holder))
 
     def line(self, scope: dict, status: int, ms: float, holder: dict[str, Any]) -> str:
         parts = [scope.get("method", "?"), scope.get("path", "?"), str(status or "-"), f"{ms:.1f} ms"]

@@ -15,6 +15,7 @@ from typing import Any
 from heta_framework.kb.tracing import continued_from, set_attributes, span
 
 from heta_server.config import DEFAULT_KB
+from heta_server.response_status import ResponseStatus
 from heta_server.route_note import note_of, route_of
 
 
@@ -30,23 +31,17 @@ class RequestTracing:
         headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope.get("headers", ())
                    if name.lower() in (b"traceparent", b"tracestate")}
         method = scope.get("method", "?")
-        status = 500
-
-        async def sending(message: dict) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
+        status = ResponseStatus(send, default=500)
 
         with continued_from(headers), span(method, {"http.request.method": method}) as current:
             try:
-                await self.app(scope, receive, sending)
+                await self.app(scope, receive, status)
             finally:
                 if current.is_recording():
                     route, kb_name = route_of(scope, self.served, DEFAULT_KB)
                     holder = note_of(scope)
                     current.update_name(f"{method} {route}")
                     set_attributes(current, {
-                        "http.route": route, "http.response.status_code": status, "heta.kb": kb_name,
+                        "http.route": route, "http.response.status_code": status.code, "heta.kb": kb_name,
                         "heta.query.mode": holder.get("mode"),
                     })
