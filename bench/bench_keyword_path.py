@@ -92,15 +92,24 @@ async def latency(kbs: dict, bm25s_search, queries, rounds: int) -> dict:
     return {name: percentiles_ms(values) for name, values in seconds.items()}
 
 
-async def english(work: Path, articles: int, query_count: int, rounds: int) -> dict:
-    documents, queries = wiki_set(LANGUAGES["english"]["wiki"], articles, query_count)
+async def per_store(folder: Path, recipe_of, documents, queries, mode: str, before=None) -> tuple[dict, dict]:
+    """A knowledge base per text store from ``recipe_of(store)``, each one's build seconds and ``mode``'s MRR@10
+    (after ``before(kb)``, whose answer is kept as the store's ``weights``: the fusion calibration)."""
     out: dict = {"articles": len(documents), "queries": len(queries), "build_seconds": {}, "mrr@10": {}}
     kbs = {}
     for store in STORES:
-        kb, record = await build(work / f"english-{store}", keyword_recipe(store), documents)
+        kb, record = await build(folder.with_name(f"{folder.name}-{store}"), recipe_of(store), documents)
         kbs[store] = kb
         out["build_seconds"][store] = record["seconds"]
-        out["mrr@10"][f"full_text_search [{store}]"] = (await mode_quality(kb, "full_text_search", queries))["mrr@10"]
+        if before is not None:
+            out[f"weights [{store}]"] = {m: c.weights if c else None for m, c in (await before(kb)).items()}
+        out["mrr@10"][f"{mode} [{store}]"] = (await mode_quality(kb, mode, queries))["mrr@10"]
+    return kbs, out
+
+
+async def english(work: Path, articles: int, query_count: int, rounds: int) -> dict:
+    documents, queries = wiki_set(LANGUAGES["english"]["wiki"], articles, query_count)
+    kbs, out = await per_store(work / "english", keyword_recipe, documents, queries, "full_text_search")
     out["mrr@10"]["sql_text_search"] = (await mode_quality(kbs[STORES[0]], "sql_text_search", queries))["mrr@10"]
     out["mrr@10"]["bm25s"] = bm25s_quality(bm25s_rankings(documents, queries, "en"), queries, "en")["mrr@10"]
     out["load_before"] = machine_load()
@@ -128,17 +137,10 @@ async def composed(work: Path, articles: int, query_count: int, rounds: int) -> 
 
     documents, queries = wiki_set(LANGUAGES["english"]["wiki"], articles, query_count)
     modes = ("full_text_search", "hybrid_search", "heta_rerank_search")
-    out: dict = {"articles": len(documents), "queries": len(queries), "build_seconds": {}, "mrr@10": {}}
-    kbs = {}
-    for store in STORES:
-        kb, record = await build(work / f"starter-{store}", starter_recipe(store), documents)
-        kbs[store] = kb
-        out["build_seconds"][store] = record["seconds"]
-        out[f"weights [{store}]"] = {mode: c.weights if c else None for mode, c in (await calibrate_available(kb)).items()}
-        out["mrr@10"][f"heta_rerank_search [{store}]"] = (await mode_quality(kb, "heta_rerank_search", queries))["mrr@10"]
+    kbs, out = await per_store(work / "starter", starter_recipe, documents, queries, "heta_rerank_search", before=calibrate_available)
     seconds: dict[str, list[float]] = {f"{mode} [{store}]": [] for mode in modes for store in STORES}
     for text, _ in queries[:20]:
-        for store, kb in kbs.items():
+        for kb in kbs.values():
             for mode in modes:
                 await kb.query(text, mode=mode, top_k=TOP_K)
     out["load_before"] = machine_load()
@@ -159,10 +161,8 @@ async def composed(work: Path, articles: int, query_count: int, rounds: int) -> 
 async def other_language(language: str, work: Path, articles: int, query_count: int) -> dict:
     settings = LANGUAGES[language]
     documents, queries = wiki_set(settings["wiki"], articles, query_count) if settings["wiki"] else chinese_set()
-    out: dict = {"articles": len(documents), "queries": len(queries), "mrr@10": {}}
-    for store in STORES:
-        kb, _ = await build(work / f"{language}-{store}", keyword_recipe(store), documents)
-        out["mrr@10"][f"full_text_search [{store}]"] = (await mode_quality(kb, "full_text_search", queries))["mrr@10"]
+    kbs, out = await per_store(work / language, keyword_recipe, documents, queries, "full_text_search")
+    for kb in kbs.values():
         kb.close()
     out["mrr@10"]["bm25s"] = bm25s_quality(bm25s_rankings(documents, queries, settings["bm25s"]), queries, settings["bm25s"])["mrr@10"]
     return out

