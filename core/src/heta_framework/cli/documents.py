@@ -60,13 +60,13 @@ def fusion_after_build(kb: Any) -> dict[str, dict[str, Any]]:
     """The fused modes' weights for the build just made, calibrated now rather than on the first query, so the
     report can say when one of them ranks as a single leg (``note``). A failure here is not the build's: it is
     reported, and the first query calibrates again."""
-    from heta_framework.builtin.engines.calibration import CALIBRATED_MODES, calibrate_available, fusion_note
+    from heta_framework.builtin.engines.calibration import calibrate_available, calibrated_modes, fusion_note
 
     try:
         calibrations = kb.sync.run(calibrate_available(kb))
     except Exception as exc:  # the build is committed whatever happens here; the type only, a message may hold a key
         error = f"fusion weights not calibrated ({type(exc).__name__}); the first query calibrates them"
-        return {mode: {"error": error} for mode in CALIBRATED_MODES if mode in kb.available_queries}
+        return {mode: {"error": error} for mode in calibrated_modes(kb)}
     entries: dict[str, dict[str, Any]] = {}
     for mode, calibration in calibrations.items():
         entry: dict[str, Any] = {"weights": calibration.to_dict() if calibration else None}

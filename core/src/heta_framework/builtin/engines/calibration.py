@@ -70,6 +70,7 @@ from typing import Any, Literal
 
 import attrs
 
+from heta_framework.builtin.engines.composed_options import DEFAULT_FUSION_WEIGHTS, DEFAULT_HYBRID_WEIGHTS, DEFAULT_RERANK_WEIGHTS
 from heta_framework.builtin.engines.fusion import DEFAULT_RRF_K, RankedList, reciprocal_rank_fusion
 from heta_framework.builtin.engines.mode_assets import (
     CHUNK_FULL_TEXT_INDEX,
@@ -443,23 +444,27 @@ def fusion_note(calibration: Calibration | None, mode: str = "hybrid_search") ->
             f"chosen {calibration.fused_mrr:.2f}). Pass {WEIGHTS_OPTION.get(mode, 'hybrid_weights')} to choose the weights yourself.")
 
 
-#: the core modes whose fusion weights are calibrated, and their two legs (the engines' default weights)
-CALIBRATED_MODES: Mapping[str, tuple[str, str]] = {
-    "hybrid_search": ("vector_search", "heta_graph_search"),
-    "fusion_search": ("vector_search", "full_text_search"),
-    "heta_rerank_search": ("hybrid_search", "full_text_search"),
+#: the core modes whose fusion weights are calibrated, and their two legs (the keys of the engines' default weights)
+CALIBRATED_MODES: Mapping[str, tuple[str, ...]] = {
+    "hybrid_search": tuple(DEFAULT_HYBRID_WEIGHTS),
+    "fusion_search": tuple(DEFAULT_FUSION_WEIGHTS),
+    "heta_rerank_search": tuple(DEFAULT_RERANK_WEIGHTS),
 }
 
 
+def calibrated_modes(kb: Any) -> dict[str, tuple[str, ...]]:
+    """The core fused modes ``kb`` can answer, with their legs; a mode a plugin answers instead is left out
+    (its legs may differ)."""
+    return {mode: legs for mode, legs in CALIBRATED_MODES.items()
+            if mode in kb.available_queries and kb.query_engines.provider_of(mode) == CORE_DISTRIBUTION}
+
+
 async def calibrate_available(kb: Any) -> dict[str, Calibration | None]:
-    """Calibrate now every core fused mode ``kb`` can answer, as its first query would: ``heta build`` then
+    """Calibrate now every mode of ``calibrated_modes(kb)``, as its first query would: ``heta build`` then
     reports a leg switched off (``fusion_note``) and the first query does not wait for it. Nothing is
-    computed twice: the calibration of a build state is kept. A mode a plugin answers instead is left alone,
-    its legs may differ."""
+    computed twice: the calibration of a build state is kept."""
     calibrations: dict[str, Calibration | None] = {}
-    for mode, legs in CALIBRATED_MODES.items():
-        if mode not in kb.available_queries or kb.query_engines.provider_of(mode) != CORE_DISTRIBUTION:
-            continue
+    for mode, legs in calibrated_modes(kb).items():
         request = QueryRequest(text="", mode=mode, top_k=CANDIDATES, filters={}, options={}, trace=False)
         calibrations[mode] = await calibrated_weights(QueryContext(kb, request), mode, legs)
     return calibrations

@@ -18,6 +18,8 @@ from heta_framework.contracts.query_options import accepted_options
 MAX_DEFAULT_CANDIDATES = 50
 DEFAULT_HYBRID_WEIGHTS = {"vector_search": 1.0, "heta_graph_search": 1.0}
 DEFAULT_FUSION_WEIGHTS = {"vector_search": 1.0, "full_text_search": 1.0}
+#: the two lists heta_rerank_search fuses before any reranker, equal unless calibrated
+DEFAULT_RERANK_WEIGHTS = {"hybrid_search": 1.0, "full_text_search": 1.0}
 DEFAULT_MAX_ROUNDS = 3
 
 

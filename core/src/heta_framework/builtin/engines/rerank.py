@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import attrs
 
 from heta_framework.builtin.engines.calibration import calibrated_weights, weights_metadata
-from heta_framework.builtin.engines.composed_options import RerankSearchOptions, forwarded_options
+from heta_framework.builtin.engines.composed_options import DEFAULT_RERANK_WEIGHTS, RerankSearchOptions, forwarded_options
 from heta_framework.builtin.engines.fusion import RankedList, merge_issues, reciprocal_rank_fusion
 from heta_framework.builtin.engines.mode_assets import RERANK_ASSETS
 from heta_framework.builtin.engines.model_failures import describe_failure
@@ -49,7 +49,7 @@ class RerankSearchEngine:
             ),
             context.query(request.text, mode="full_text_search", top_k=candidates),
         )
-        weights = {"hybrid_search": 1.0, "full_text_search": 1.0}
+        weights = dict(DEFAULT_RERANK_WEIGHTS)
         calibration = None
         if options.hybrid_weights is None:
             calibration = await calibrated_weights(context, self.mode, tuple(weights))
