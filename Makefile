@@ -27,9 +27,11 @@ install: $(STAMP)
 $(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(DISTS))
 	bash scripts/system_packages.sh
 	$(PYTHON) -m venv $(VENV)
-	# torch first, pinned: 2.13.0 is a CPU build on this machine's disk; an unpinned torch pulls gigabytes of CUDA.
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e ".[dev]" $(DIST_SPECS)
+	# uv installs, from pip's own package sources (scripts/uv_install.py): 1.5 min where pip took 5.
+	# torch pinned: 2.13.0 is a CPU build on this machine's disk (2.13.0+cpu outranks the index's CUDA build of
+	# 2.13.0, which would pull gigabytes)
+	$(BIN)/pip install --quiet "uv>=0.13"
+	$(BIN)/python scripts/uv_install.py -c scripts/constraints.txt torch==2.13.0 -e ".[dev]" $(DIST_SPECS)
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,27 +33,15 @@ def distribution_folders() -> dict[str, Path]:
     return {tomllib.loads((folder / "pyproject.toml").read_text())["project"]["name"]: folder for folder in folders}
 
 
-def build_wheel(source: Path, out: Path) -> Path:
-    """One wheel of the distribution in ``source``, written to ``out``; raises with pip's output on failure."""
-    out.mkdir(parents=True, exist_ok=True)
-    before = set(out.glob("*.whl"))
-    with tempfile.TemporaryDirectory(prefix="heta-wheel-src-") as scratch:
-        copy = Path(scratch) / source.name
-        shutil.copytree(source, copy, ignore=IGNORE)
-        command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), str(copy)]
-        result = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())
-    built = sorted(set(out.glob("*.whl")) - before)
-    if result.returncode != 0 or len(built) != 1:
-        raise RuntimeError(f"building the wheel of {source} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    return built[0]
-
-
-def build_all(out: Path) -> dict[str, Path]:
-    """A wheel of every distribution in ``out`` (older wheels of the same names are replaced).
+def build_all(out: Path, names: Iterable[str] | None = None) -> dict[str, Path]:
+    """A wheel of every distribution (or of those ``names``) in ``out``; older wheels of the same names are replaced.
 
     One pip process builds them all: a pip start per distribution was most of the time.
     """
     folders = distribution_folders()
+    if names is not None:
+        wanted = {_wheel_prefix(n) for n in names}
+        folders = {name: folder for name, folder in folders.items() if _wheel_prefix(name) in wanted}
     out.mkdir(parents=True, exist_ok=True)
     for name in folders:
         for old in out.glob(f"{_wheel_prefix(name)}-*.whl"):

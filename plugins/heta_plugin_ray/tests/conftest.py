@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -19,3 +20,12 @@ def local_cluster():
     ray.init(num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield ray
     ray.shutdown()
+
+
+def pytest_collection_modifyitems(items):
+    """A test on a real Ray cluster is slow (make test-fast and make isolation leave it to make test); the
+    recipe and error tests beside them are not."""
+    here = Path(__file__).parent  # the hook sees the whole session's items: only this folder's are meant
+    for item in items:
+        if item.path.is_relative_to(here) and "local_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)

@@ -29,8 +29,7 @@ import heta_ray_test_work as work  # noqa: E402
 ray_cloudpickle.register_pickle_by_value(work)  # the workers cannot import the tests folder
 
 MODEL = "local/all-MiniLM-L6-v2"
-# a Ray cluster per module, a knowledge base built twice with a real model
-pytestmark = pytest.mark.slow
+# a Ray cluster per module, a knowledge base built twice with a real model: every test on it is marked slow (conftest.py)
 
 DOCUMENTS = Path(__file__).resolve().parents[3] / "examples" / "documents"
 QUERIES = ("marine mammals", "ocean currents and climate", "coral reefs", "the deepest place on Earth", "plankton in the food chain")

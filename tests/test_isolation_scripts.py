@@ -1,0 +1,123 @@
+"""The helpers of ``make isolation`` and ``make install``: which imports a distribution needs, and uv fed pip's sources."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+imports_used = _load("imports_used").imports_used
+uv_install = _load("uv_install")
+
+
+def _write(folder: Path, relative: str, source: str) -> None:
+    path = folder / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+
+
+def test_an_import_inside_a_function_counts_and_one_with_a_fallback_does_not(tmp_path):
+    _write(tmp_path, "src/mypkg/__init__.py", """
+        import json
+        from typing import TYPE_CHECKING
+        import numpy as np
+        from mypkg import helpers
+        from . import sibling
+
+        if TYPE_CHECKING:
+            import pandas
+
+        try:
+            import tantivy
+        except ImportError:
+            tantivy = None
+
+        try:
+            import ujson
+        except (ValueError, ModuleNotFoundError):
+            ujson = None
+
+        try:
+            import orjson
+        except ValueError:
+            orjson = None
+
+        def start_cluster():
+            import ray.util
+            from psycopg import sql
+            return ray, sql
+    """)
+    _write(tmp_path, "tests/conftest.py", "import pytest\nfrom cdp import Browser\n")
+    _write(tmp_path, "tests/cdp.py", "import websockets\n")
+
+    assert imports_used(tmp_path) == {"json", "typing", "numpy", "ray", "psycopg", "orjson", "pytest", "websockets"}
+
+
+def test_a_handler_after_the_try_body_is_still_required(tmp_path):
+    # only the try body has the fallback: what the handler itself imports must be there
+    _write(tmp_path, "src/mypkg/__init__.py", """
+        try:
+            import tantivy
+        except ImportError:
+            import whoosh
+    """)
+    assert imports_used(tmp_path) == {"whoosh"}
+
+
+def test_every_distribution_of_the_repo_is_read_without_error():
+    folders = [p.parent for pattern in ("core", "heta_plugin_*", "plugins/*") for p in ROOT.glob(f"{pattern}/pyproject.toml")]
+    used = {folder.name: imports_used(folder) for folder in folders}
+    assert "heta_framework" in used["heta_plugin_vector"] and "faiss" in used["heta_plugin_vector"]
+    assert "ray" in used["heta_plugin_ray"]
+    # the optional text store is imported with a fallback in its plugin's code, yet the tests import it plainly
+    assert "tantivy" in used["heta_plugin_fulltext"]
+
+
+def test_uv_gets_pip_s_sources_and_constraints(tmp_path, monkeypatch):
+    constraints = tmp_path / "constraints.txt"
+    constraints.write_text("torch<=2.14.1\n")
+    config = tmp_path / "pip.conf"
+    config.write_text(
+        "[global]\n"
+        f"find-links = {tmp_path / 'wheels'}\n"
+        "extra-index-url = file:///srv/one/simple file:///srv/two/simple\n"
+        f"constraint = {constraints}\n"
+        "cert = /etc/ssl/certs/ca-certificates.crt\n"
+    )
+    for name in ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CONSTRAINT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(config))
+    monkeypatch.setenv("PIP_INDEX_URL", "https://mirror.example/simple")
+    uv_install.pip_sources.cache_clear()
+    try:
+        options = uv_install.pip_sources()
+    finally:
+        uv_install.pip_sources.cache_clear()
+    pairs = list(zip(options[::2], options[1::2]))
+    assert ("--index-url", "https://mirror.example/simple") in pairs
+    assert ("--find-links", str(tmp_path / "wheels")) in pairs
+    assert ("--extra-index-url", "file:///srv/one/simple") in pairs and ("--extra-index-url", "file:///srv/two/simple") in pairs
+    assert ("-c", str(constraints)) in pairs
+    assert not any("cert" in part for part in options)  # only what chooses packages is handed over
+
+
+@pytest.mark.skipif(importlib.util.find_spec("uv") is None, reason="uv is a dev dependency (make install)")
+def test_uv_install_command_picks_the_best_version_from_every_source():
+    command = uv_install.uv_install_command(sys.executable)
+    assert command[1:3] == ["pip", "install"]
+    assert command[command.index("--python") + 1] == sys.executable
+    # pip's behaviour: the best version from any source, not every version from the first source that has one
+    assert command[command.index("--index-strategy") + 1] == "unsafe-best-match"
