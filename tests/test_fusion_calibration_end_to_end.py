@@ -124,8 +124,10 @@ def test_heta_build_calibrates_the_fused_modes_and_says_when_a_leg_is_off(tmp_pa
     from heta_framework.cli.main import cli
 
     real, hybrid_legs = calibration.choose_weights, calibration.CALIBRATED_MODES["hybrid_search"]
+    answered: dict[tuple[str, ...], list] = {}
 
     def vector_off_in_hybrid(legs, answers, queries, **kwargs):
+        answered[tuple(legs)] = answers
         chosen = real(legs, answers, queries, **kwargs)  # the real calibration ran; hybrid_search's is overruled
         return attrs.evolve(chosen, weights={"vector_search": 0.0, "heta_graph_search": 1.0}) if tuple(legs) == hybrid_legs else chosen
 
@@ -148,6 +150,12 @@ def test_heta_build_calibrates_the_fused_modes_and_says_when_a_leg_is_off(tmp_pa
     assert "fusion_search:" not in report and "heta_rerank_search:" not in report  # both legs kept: nothing to say
     stored = json.loads((tmp_path / "kb" / CACHE_FILE).read_text())["modes"]
     assert set(stored) == {"hybrid_search", "fusion_search", "heta_rerank_search"}
+    # a leg two modes share answered each pseudo-query once for both: vector_search in hybrid and fusion,
+    # full_text_search in fusion and rerank (the same result lists, not equal copies)
+    hybrid, fusion, rerank = (answered[calibration.CALIBRATED_MODES[m]] for m in ("hybrid_search", "fusion_search", "heta_rerank_search"))
+    assert len(hybrid) == len(fusion) == len(rerank) > 0
+    assert all(h["vector_search"] is f["vector_search"] for h, f in zip(hybrid, fusion))
+    assert all(f["full_text_search"] is r["full_text_search"] for f, r in zip(fusion, rerank))
 
     # the same build again changes nothing: the kept calibration is reported, not made again
     monkeypatch.setattr(calibration, "choose_weights", lambda *args, **kwargs: pytest.fail("calibrated twice"))

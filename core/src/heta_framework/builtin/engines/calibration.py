@@ -114,6 +114,10 @@ _QUERY_CJK_CHARACTERS = 10
 _CONCURRENCY = 4
 
 
+#: (pseudo-query text, leg, the leg's options as JSON) -> that leg's results, within one build state
+LegAnswers = dict[tuple[str, str, str], Sequence[QueryResult]]
+
+
 @attrs.frozen
 class PseudoQuery:
     text: str
@@ -462,20 +466,24 @@ def calibrated_modes(kb: Any) -> dict[str, tuple[str, ...]]:
 async def calibrate_available(kb: Any) -> dict[str, Calibration | None]:
     """Calibrate now every mode of ``calibrated_modes(kb)``, as its first query would: ``heta build`` then
     reports a leg switched off (``fusion_note``) and the first query does not wait for it. Nothing is
-    computed twice: the calibration of a build state is kept."""
+    computed twice: the calibration of a build state is kept, and a leg two modes share (``vector_search``
+    in three of them) answers each pseudo-query once for all."""
     calibrations: dict[str, Calibration | None] = {}
+    shared: LegAnswers = {}
     for mode, legs in calibrated_modes(kb).items():
         request = QueryRequest(text="", mode=mode, top_k=CANDIDATES, filters={}, options={}, trace=False)
-        calibrations[mode] = await calibrated_weights(QueryContext(kb, request), mode, legs)
+        calibrations[mode] = await calibrated_weights(QueryContext(kb, request), mode, legs, shared=shared)
     return calibrations
 
 
 async def calibrated_weights(
-    context: QueryContext, mode: str, legs: Sequence[str], leg_options: Mapping[str, Mapping[str, Any]] | None = None
+    context: QueryContext, mode: str, legs: Sequence[str], leg_options: Mapping[str, Mapping[str, Any]] | None = None,
+    *, shared: LegAnswers | None = None,
 ) -> Calibration | None:
     """This knowledge base's weights for fusing ``legs`` in ``mode``; None keeps the defaults (too little text).
 
     Calibrated at the default ``rrf_k``: the best ratio barely moves with it, and one calibration serves all.
+    ``shared``: the legs' answers to pseudo-queries, kept across the calibrations of one build state.
     """
     kb = context.knowledge_base
     state = state_key(kb)
@@ -489,14 +497,14 @@ async def calibrated_weights(
         cache = Path(kb.path) / CACHE_FILE
         stored = _read_cache(cache, state, mode)
         if stored is False:
-            stored = await _calibrate(context, mode, legs, leg_options or {})
+            stored = await _calibrate(context, mode, legs, leg_options or {}, {} if shared is None else shared)
             _write_cache(cache, state, mode, stored)
         memory[(state, mode)] = stored
         return stored
 
 
 async def _calibrate(
-    context: QueryContext, mode: str, legs: Sequence[str], leg_options: Mapping[str, Mapping[str, Any]]
+    context: QueryContext, mode: str, legs: Sequence[str], leg_options: Mapping[str, Mapping[str, Any]], shared: LegAnswers
 ) -> Calibration | None:
     kb = context.knowledge_base
     queries = await asyncio.to_thread(pseudo_queries, kb)
@@ -508,11 +516,15 @@ async def _calibrate(
         # an untraced context of its own, on the caller's call stack (recursion is still refused)
         request = QueryRequest(text=query.text, mode=mode, top_k=CANDIDATES, filters={}, options={}, trace=False)
         own = QueryContext(kb, request, context.stack[:-1])
+        keys = {leg: (query.text, leg, json.dumps(leg_options.get(leg, {}), sort_keys=True, default=str)) for leg in legs}
+        missing = [leg for leg in legs if keys[leg] not in shared]
         async with gate:
             responses = await asyncio.gather(
-                *(own.query(query.text, mode=leg, top_k=CANDIDATES, options=dict(leg_options.get(leg, {}))) for leg in legs)
+                *(own.query(query.text, mode=leg, top_k=CANDIDATES, options=dict(leg_options.get(leg, {}))) for leg in missing)
             )
-        return {leg: response.results for leg, response in zip(legs, responses)}
+        for leg, response in zip(missing, responses):
+            shared[keys[leg]] = response.results
+        return {leg: shared[keys[leg]] for leg in legs}
 
     answers = await asyncio.gather(*(answer(q) for q in queries))
     calibration = choose_weights(legs, answers, queries, weight_range=ratio_range(legs, model_languages(kb), main_language(queries)))
