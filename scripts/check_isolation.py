@@ -263,8 +263,9 @@ def installer(python: Path, constraints: Path) -> list[str]:
     """
     from uv_install import uv_install_command
 
-    # --no-compile: byte-compiling all of torch costs more than the few modules the tests import (uv never does)
-    command = uv_install_command(python) or [str(python), "-m", "pip", "install", "--quiet", "--no-compile"]
+    # byte-compiled at install, as pip does by default: where PYTHONDONTWRITEBYTECODE is set, each test process
+    # would otherwise compile what it imports (torch included) again
+    command = uv_install_command(python) or [str(python), "-m", "pip", "install", "--quiet"]
     return [*command, "-c", str(constraints)]
 
 

@@ -49,8 +49,11 @@ def uv_install_command(python: Path | str) -> list[str] | None:
     except ImportError:
         return None
     # unsafe-best-match: the best version from any source, as pip picks (uv's default takes every version of a
-    # package from the first source that has it, and the extra indexes come first: older releases on this machine)
-    return [find_uv_bin(), "pip", "install", "--quiet", "--python", str(python), "--index-strategy", "unsafe-best-match", *pip_sources()]
+    # package from the first source that has it, and the extra indexes come first: older releases on this machine).
+    # --compile-bytecode: as pip does; where PYTHONDONTWRITEBYTECODE is set (this machine), Python never writes
+    # the .pyc files itself, and every process compiled torch again: the test suite took 22 min instead of 14
+    return [find_uv_bin(), "pip", "install", "--quiet", "--python", str(python), "--index-strategy", "unsafe-best-match",
+            "--compile-bytecode", *pip_sources()]
 
 
 def main(argv: list[str]) -> int:
