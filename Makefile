@@ -27,7 +27,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(DISTS))
 	bash scripts/system_packages.sh
 	$(PYTHON) -m venv $(VENV)
-	# uv installs, from pip's own package sources (scripts/uv_install.py): 1.5 min where pip took 5.
+	# uv installs, from pip's own package sources (scripts/uv_install.py): 2 min where pip took 5.5.
 	# torch pinned: 2.13.0 is a CPU build on this machine's disk (2.13.0+cpu outranks the index's CUDA build of
 	# 2.13.0, which would pull gigabytes)
 	$(BIN)/pip install --quiet "uv>=0.13"

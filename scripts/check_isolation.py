@@ -263,9 +263,8 @@ def installer(python: Path, constraints: Path) -> list[str]:
     """
     from uv_install import uv_install_command
 
-    # byte-compiled at install, as pip does by default: where PYTHONDONTWRITEBYTECODE is set, each test process
-    # would otherwise compile what it imports (torch included) again
-    command = uv_install_command(python) or [str(python), "-m", "pip", "install", "--quiet"]
+    # not byte-compiled: compiling a torch user's venv took 150 s, more than its few test processes then save
+    command = uv_install_command(python, compile_bytecode=False) or [str(python), "-m", "pip", "install", "--quiet", "--no-compile"]
     return [*command, "-c", str(constraints)]
 
 

@@ -42,18 +42,22 @@ def pip_sources() -> tuple[str, ...]:
     return tuple(part for option in options for part in option)
 
 
-def uv_install_command(python: Path | str) -> list[str] | None:
-    """``uv pip install`` into the venv of ``python`` from pip's sources, or None when uv is not installed."""
+def uv_install_command(python: Path | str, *, compile_bytecode: bool = True) -> list[str] | None:
+    """``uv pip install`` into the venv of ``python`` from pip's sources, or None when uv is not installed.
+
+    ``compile_bytecode``: write the .pyc files at install, as pip does. Where PYTHONDONTWRITEBYTECODE is set
+    (this machine), Python never writes them itself, so without it every process compiles what it imports
+    again: a fresh clone's suite took 22 min instead of 19. A venv that runs few processes is better off
+    without: compiling a torch user's venv took 150 s, more than its tests then saved.
+    """
     try:
         from uv import find_uv_bin
     except ImportError:
         return None
     # unsafe-best-match: the best version from any source, as pip picks (uv's default takes every version of a
-    # package from the first source that has it, and the extra indexes come first: older releases on this machine).
-    # --compile-bytecode: as pip does; where PYTHONDONTWRITEBYTECODE is set (this machine), Python never writes
-    # the .pyc files itself, and every process compiled torch again: the test suite took 22 min instead of 14
+    # package from the first source that has it, and the extra indexes come first: older releases on this machine)
     return [find_uv_bin(), "pip", "install", "--quiet", "--python", str(python), "--index-strategy", "unsafe-best-match",
-            "--compile-bytecode", *pip_sources()]
+            *(["--compile-bytecode"] if compile_bytecode else []), *pip_sources()]
 
 
 def main(argv: list[str]) -> int:

@@ -121,5 +121,7 @@ def test_uv_install_command_picks_the_best_version_from_every_source():
     assert command[command.index("--python") + 1] == sys.executable
     # pip's behaviour: the best version from any source, not every version from the first source that has one
     assert command[command.index("--index-strategy") + 1] == "unsafe-best-match"
-    # and byte-compiled as pip does: Python does not write .pyc files where PYTHONDONTWRITEBYTECODE is set
+    # and byte-compiled as pip does (Python does not write .pyc files where PYTHONDONTWRITEBYTECODE is set),
+    # unless the caller says otherwise
     assert "--compile-bytecode" in command
+    assert "--compile-bytecode" not in uv_install.uv_install_command(sys.executable, compile_bytecode=False)
