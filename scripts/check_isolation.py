@@ -60,9 +60,10 @@ TORCH_PIN = "torch==2.13.0"
 TORCH_USERS = frozenset({"torch", "sentence-transformers"})
 TEST_EXTRAS = ("test", "tests", "testing")
 TEST_TOOLS = ("pytest>=8.0", "pytest-asyncio>=0.23", "pytest-timeout>=2.2")
-#: started first: their tests start clusters and servers (measured on 2 cores: 406, 278 and 218 s of tests where
-#: the next longest took 111), so one of them starting last would run alone for minutes at the end
-LONGEST_CHECKS = ("heta-plugin-ray", "heta-plugin-postgres", "heta-server")
+#: started first: the longest checks now that the slow tests run in make test (measured on 2 cores, three at a
+#: time: heta-server 221 s, heta-core 183 s, the next 169 s), so neither starts last and runs alone at the end;
+#: heta-core installs no torch, so the torch-first order alone would start it late
+LONGEST_CHECKS = ("heta-server", "heta-core")
 #: what heta-core must install and work without
 NOT_IN_CORE = ("faiss", "whoosh", "openai", "cohere", "torch")
 #: the root pyproject's pytest settings that matter, repeated because its testpaths must not apply
@@ -270,12 +271,11 @@ def installer(python: Path, constraints: Path) -> list[str]:
 
 CHECK_SCRIPT = textwrap.dedent(
     """
-    import importlib, json, sys
+    import importlib, importlib.util, json, sys
     from pathlib import Path
 
     packages, distribution, forbidden, heta_plugin, used = json.loads(sys.argv[1])
     problems = []
-    import importlib.util
     missing = sorted(name for name in used if importlib.util.find_spec(name) is None)
     if missing:
         problems.append("its code imports " + ", ".join(missing) + " without a fallback, and its venv has none of them: "

@@ -467,7 +467,7 @@ async def calibrate_available(kb: Any) -> dict[str, Calibration | None]:
     """Calibrate now every mode of ``calibrated_modes(kb)``, as its first query would: ``heta build`` then
     reports a leg switched off (``fusion_note``) and the first query does not wait for it. Nothing is
     computed twice: the calibration of a build state is kept, and a leg two modes share (``vector_search``
-    in three of them) answers each pseudo-query once for all."""
+    in hybrid and fusion, ``full_text_search`` in fusion and rerank) answers each pseudo-query once for both."""
     calibrations: dict[str, Calibration | None] = {}
     shared: LegAnswers = {}
     for mode, legs in calibrated_modes(kb).items():
