@@ -264,9 +264,30 @@ def installer(python: Path, constraints: Path) -> list[str]:
     """
     from uv_install import uv_install_command
 
-    # not byte-compiled: compiling a torch user's venv took 150 s, more than its few test processes then save
+    # not byte-compiled: compiling all of a torch user's venv took 150 s; its tests write the bytecode of what they
+    # import instead (test_environment)
     command = uv_install_command(python, compile_bytecode=False) or [str(python), "-m", "pip", "install", "--quiet", "--no-compile"]
     return [*command, "-c", str(constraints)]
+
+
+def venv_command(venv: Path) -> list[str]:
+    """A fresh venv; without pip when uv installs into it (ensurepip took 10-13 s of each check, 24 times)."""
+    from uv_install import uv_install_command
+
+    without_pip = ["--without-pip"] if uv_install_command(venv / "bin" / "python") else []
+    return [sys.executable, "-m", "venv", *without_pip, str(venv)]
+
+
+def test_environment() -> dict[str, str]:
+    """Where the tests run: as clean_environment, and Python writes the bytecode of what it imports.
+
+    The venvs are installed without compiling (see installer), and where PYTHONDONTWRITEBYTECODE is set (this
+    machine) every test process, the subprocesses the tests start included, would compile torch and transformers
+    again: the first one writes their bytecode, the rest read it.
+    """
+    env = clean_environment()
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 CHECK_SCRIPT = textwrap.dedent(
@@ -340,7 +361,7 @@ def check(distribution: Distribution, everything: list[Distribution], wheels: di
     python = venv / "bin" / "python"
     constraints = folder.constraints
     try:
-        result = run([sys.executable, "-m", "venv", str(venv)], log)
+        result = run(venv_command(venv), log)
         if result.returncode != 0:
             outcome.steps["venv"] = "failed"
             outcome.details.append(tail(result.stdout))
@@ -378,7 +399,7 @@ def check(distribution: Distribution, everything: list[Distribution], wheels: di
         command = [str(python), "-P", "-m", "pytest", str(tests), "--rootdir", str(distribution.folder), *PYTEST_OPTIONS]
         if not settings.slow:  # still collected, so their modules and fixtures import here (make test runs them)
             command += ["-m", "not slow"]
-        result = run(command, log, cwd=distribution.folder)
+        result = run(command, log, cwd=distribution.folder, env=test_environment())
         outcome.tests = _pytest_summary(result.stdout)
         # pytest's 5 is "no tests ran": fine when every test was deselected as slow, and collected without error
         passed = result.returncode == 0 or (result.returncode == 5 and not settings.slow and "deselected" in outcome.tests)

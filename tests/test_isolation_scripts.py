@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -125,3 +127,41 @@ def test_uv_install_command_picks_the_best_version_from_every_source():
     # unless the caller says otherwise
     assert "--compile-bytecode" in command
     assert "--compile-bytecode" not in uv_install.uv_install_command(sys.executable, compile_bytecode=False)
+
+
+@pytest.fixture
+def check_isolation(monkeypatch):
+    """scripts/check_isolation.py, imported as when it runs: its folder on the path (it imports its siblings)."""
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    return importlib.import_module("check_isolation")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("uv") is None, reason="uv is a dev dependency (make install)")
+def test_an_isolation_venv_has_no_pip_and_uv_still_installs_into_it(check_isolation, tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run(check_isolation.venv_command(venv), check=True)
+    python = venv / "bin" / "python"
+    assert not (venv / "bin" / "pip").exists()
+    package = tmp_path / "tiny"
+    _write(package, "pyproject.toml", """
+        [build-system]
+        requires = ["setuptools>=70.1"]
+        build-backend = "setuptools.build_meta"
+        [project]
+        name = "tiny-isolation-probe"
+        version = "1.0"
+    """)
+    _write(package, "tiny_isolation_probe/__init__.py", "VALUE = 42\n")
+    command = check_isolation.installer(python, ROOT / "scripts" / "constraints.txt")
+    subprocess.run([*command, str(package)], check=True, env=check_isolation.clean_environment())
+    done = subprocess.run([str(python), "-c", "import tiny_isolation_probe as t; print(t.VALUE)"], capture_output=True, text=True)
+    assert done.stdout.strip() == "42"
+
+
+def test_isolation_tests_write_the_bytecode_of_what_they_import(check_isolation, tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # as on this machine
+    _write(tmp_path, "probe_module.py", "X = 1\n")
+    code = "import probe_module"
+    for env, written in ((check_isolation.clean_environment(), False), (check_isolation.test_environment(), True)):
+        subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, check=True)
+        assert any((tmp_path / "__pycache__").glob("probe_module.*.pyc")) == written

@@ -24,8 +24,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
-import igraph
-import leidenalg
 from heta_framework.kb.graph_store import StoredEntity, StoredRelation
 
 
@@ -92,6 +90,10 @@ def read_graph(graph: Any) -> tuple[dict[str, StoredEntity], list[StoredRelation
 
 def _leiden(nodes: Sequence[str], edges: Sequence[tuple[str, str]], settings: DetectionSettings, level: int = 0) -> list[list[str]]:
     """Leiden's partition of ``nodes`` (sorted input, fixed seed: the same graph gives the same communities)."""
+    # imported where used: igraph (with the matplotlib it loads) would add seconds to every `heta` command
+    import igraph
+    import leidenalg
+
     index = {node: i for i, node in enumerate(nodes)}
     weights: dict[tuple[int, int], float] = {}
     for a, b in edges:
@@ -137,6 +139,8 @@ def _components(entities: Mapping[str, StoredEntity], relations: list[StoredRela
     nodes = sorted({e for r in relations for e in (r.source_id, r.target_id) if e in entities})
     index = {node: i for i, node in enumerate(nodes)}
     kept = [r for r in relations if r.source_id in index and r.target_id in index]
+    import igraph  # where used, as in _leiden
+
     g = igraph.Graph(n=len(nodes), edges=[(index[r.source_id], index[r.target_id]) for r in kept])
     membership = g.connected_components().membership if nodes else []
     groups: dict[int, tuple[list[str], list[StoredRelation]]] = {}

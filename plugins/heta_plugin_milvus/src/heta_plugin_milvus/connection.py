@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from heta_framework.errors import RecipeError, StoreConnectionError
-from pymilvus import MilvusClient
 
 from heta_plugin_milvus.config import MilvusVectorConfig
+
+if TYPE_CHECKING:  # imported when a client opens: pymilvus takes seconds to import
+    from pymilvus import MilvusClient
 
 
 def redact_uri(uri: str) -> str:
@@ -64,6 +67,8 @@ def open_client(config: MilvusVectorConfig, root: Path) -> MilvusClient:
                 "open, stop it or query through it, or move [stores.vector] to a Milvus server uri; "
                 "Milvus Lite itself is `pip install heta-plugin-milvus[lite]`")
     token = token_from_environment(config)
+    from pymilvus import MilvusClient
+
     try:
         return MilvusClient(uri=uri, token=token, db_name=config.db_name, timeout=config.timeout)
     except Exception as exc:  # noqa: BLE001  (pymilvus raises many types; the message may echo the token)

@@ -18,12 +18,11 @@ import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from heta_framework.errors import KnowledgeBaseError, RecipeError
 from heta_framework.kb.stores import StoreType, VectorHit
-from pymilvus import DataType, MilvusClient
 
 from heta_plugin_milvus.config import MilvusVectorConfig
 from heta_plugin_milvus.connection import open_client
@@ -35,6 +34,9 @@ from heta_plugin_milvus.expressions import (
     metadata_tokens,
     primary_key,
 )
+
+if TYPE_CHECKING:  # pymilvus (with the pandas it loads) is imported where a store opens, not by `heta` commands
+    from pymilvus import MilvusClient
 
 VECTOR_FIELD = "vector"
 ID_FIELD = "record_id"
@@ -253,6 +255,8 @@ class MilvusVectorStore:
         return cls(open_client(config, root), config, config.collection_prefix or prefix_for(root), Path(root))
 
     def _create(self, milvus: str, dimension: int) -> None:
+        from pymilvus import DataType
+
         schema = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
         schema.add_field(PRIMARY_FIELD, DataType.VARCHAR, is_primary=True, max_length=32)
         schema.add_field(ID_FIELD, DataType.VARCHAR, max_length=MAX_TEXT_BYTES)

@@ -7,18 +7,36 @@ speaks the OpenAI API. Options, defaults and errors: docs/plugins/openai.md.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from heta_framework.common.models import ModelProvider
 from heta_framework.plugins import hookimpl
 
-from heta_plugin_openai.embedding import OpenAIEmbeddingClient
-from heta_plugin_openai.language import OpenAILanguageClient
 from heta_plugin_openai.options import OpenAIOptions
+
+if TYPE_CHECKING:
+    from heta_plugin_openai.embedding import OpenAIEmbeddingClient
+    from heta_plugin_openai.language import OpenAILanguageClient
+
+# The clients import the ``openai`` package, which takes seconds: they load when a recipe's model is
+# created (or a name below is asked for), not when `heta` discovers its plugins.
+_CLIENTS = {"OpenAIEmbeddingClient": "heta_plugin_openai.embedding", "OpenAILanguageClient": "heta_plugin_openai.language"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLIENTS:
+        return getattr(importlib.import_module(_CLIENTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["OpenAIEmbeddingClient", "OpenAILanguageClient", "OpenAIOptions", "PROVIDER", "create_client"]
 
 
 def create_client(config):
     """Build the client for ``config`` without touching the network."""
+    from heta_plugin_openai.embedding import OpenAIEmbeddingClient
+    from heta_plugin_openai.language import OpenAILanguageClient
+
     if config.kind == "language":
         return OpenAILanguageClient(config)
     if config.kind == "vision":  # the same chat completions, asked with an image part (read_image)
