@@ -15,6 +15,10 @@ EXTRAS_plugins/heta_plugin_local := [e5]
 EXTRAS_plugins/heta_plugin_milvus := [lite]
 DIST_SPECS := $(foreach d,$(DISTS),-e "./$(d)$(EXTRAS_$(d))")
 
+# Python writes the bytecode of what it imports, as it does by default: where the environment says not to (this
+# machine sets PYTHONDONTWRITEBYTECODE), every test process and subprocess compiled the workspace's sources again
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: install demo lint test test-fast bench clean wheels
 # the suite on every core (pytest-xdist; a module's tests stay on one worker, so its fixtures run once),
 # then the 15 slowest tests, so a test that grows slow is seen. One worker more than cores: a fifth of the

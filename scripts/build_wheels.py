@@ -5,8 +5,8 @@ install as users do) install them by name from these wheels::
 
     pip install --find-links dist/ heta-plugin-vector heta-plugin-local
 
-Each wheel is built offline (``--no-build-isolation``, the running Python's setuptools)
-from a copy of its folder, so no ``build/`` or ``*.egg-info`` lands in the work tree.
+Each wheel is built offline (no build isolation: the running Python's setuptools) from a
+copy of its folder, so no ``build/`` or ``*.egg-info`` lands in the work tree.
 """
 
 from __future__ import annotations
@@ -33,11 +33,30 @@ def distribution_folders() -> dict[str, Path]:
     return {tomllib.loads((folder / "pyproject.toml").read_text())["project"]["name"]: folder for folder in folders}
 
 
-def build_all(out: Path, names: Iterable[str] | None = None) -> dict[str, Path]:
-    """A wheel of every distribution (or of those ``names``) in ``out``; older wheels of the same names are replaced.
+# Runs in one fresh interpreter: each folder's PEP 517 backend (its pyproject's build-backend) builds its wheel
+# there, one after the other. pip ran three hook processes per distribution: 72 s for the 24 wheels, where this
+# takes 11 s, and the wheels are byte for byte the same.
+_BUILDER = """
+import contextlib, importlib, io, os, sys, tomllib
+out, folders = sys.argv[1], sys.argv[2:]
+failed = 0
+for folder in folders:  # a failure is reported and the others are still built
+    os.chdir(folder)
+    log = io.StringIO()
+    try:
+        with open("pyproject.toml", "rb") as handle:
+            backend = importlib.import_module(tomllib.load(handle)["build-system"]["build-backend"])
+        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            backend.build_wheel(out)
+    except (Exception, SystemExit) as exc:
+        failed += 1
+        sys.stderr.write(f"building {folder} failed: {exc!r}\\n{log.getvalue()[-2000:]}\\n")
+sys.exit(1 if failed else 0)
+"""
 
-    One pip process builds them all: a pip start per distribution was most of the time.
-    """
+
+def build_all(out: Path, names: Iterable[str] | None = None) -> dict[str, Path]:
+    """A wheel of every distribution (or of those ``names``) in ``out``; older wheels of the same names are replaced."""
     folders = distribution_folders()
     if names is not None:
         wanted = {_wheel_prefix(n) for n in names}
@@ -52,7 +71,7 @@ def build_all(out: Path, names: Iterable[str] | None = None) -> dict[str, Path]:
             copy = Path(scratch) / folder.relative_to(ROOT)
             shutil.copytree(folder, copy, ignore=IGNORE)
             copies.append(str(copy))
-        command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), *copies]
+        command = [sys.executable, "-c", _BUILDER, str(out.resolve()), *copies]
         result = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())
     wheels = {name: sorted(out.glob(f"{_wheel_prefix(name)}-*.whl")) for name in folders}
     missing = [name for name, built in wheels.items() if len(built) != 1]

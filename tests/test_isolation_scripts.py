@@ -165,3 +165,29 @@ def test_isolation_tests_write_the_bytecode_of_what_they_import(check_isolation,
     for env, written in ((check_isolation.clean_environment(), False), (check_isolation.test_environment(), True)):
         subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, check=True)
         assert any((tmp_path / "__pycache__").glob("probe_module.*.pyc")) == written
+
+
+def test_wheels_are_built_in_one_process_and_a_broken_one_is_named(monkeypatch, tmp_path):
+    build_wheels = _load("build_wheels")
+    source = tmp_path / "source"
+    for name, body in (("good-dist", "VALUE = 1\n"), ("broken-dist", None)):
+        folder = source / name
+        _write(folder, "pyproject.toml", f"""
+            [build-system]
+            requires = ["setuptools>=70.1"]
+            build-backend = "setuptools.build_meta"
+            [project]
+            name = "{name}"
+            version = "1.0"
+            {'' if body else 'dependencies = ["not a requirement !!"]'}
+        """)
+        _write(folder, f"src/{name.replace('-', '_')}/__init__.py", body or "")
+    monkeypatch.setattr(build_wheels, "ROOT", source)
+    monkeypatch.setattr(build_wheels, "distribution_folders", lambda: {p.name: p for p in sorted(source.iterdir())})
+
+    built = build_wheels.build_all(tmp_path / "wheels", ["good-dist"])
+    assert [p.name for p in built.values()] == ["good_dist-1.0-py3-none-any.whl"]
+    with pytest.raises(RuntimeError, match="the wheels of broken-dist failed") as failure:
+        build_wheels.build_all(tmp_path / "wheels")
+    assert "not a requirement" in str(failure.value)  # the backend's own complaint is passed on
+    assert (tmp_path / "wheels" / "good_dist-1.0-py3-none-any.whl").is_file()  # the others were still built
