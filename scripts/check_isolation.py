@@ -472,6 +472,9 @@ def check_all(selected: list[Distribution], everything: list[Distribution], fold
         needed |= {d.name: d for d in local_closure(distribution, by_name)}
     print(f"building {len(needed)} wheel(s) into {folder.path.relative_to(ROOT)} ...", flush=True)
     wheels = build_wheels(list(needed.values()), folder)
+    from uv_install import uv_binary
+
+    uv_binary()  # found once here: the checks' threads then share the answer (see uv_binary)
 
     def check_one(distribution: Distribution) -> Outcome:
         outcome = check(distribution, everything, wheels, folder, settings)

@@ -42,6 +42,17 @@ def pip_sources() -> tuple[str, ...]:
     return tuple(part for option in options for part in option)
 
 
+@functools.cache
+def uv_binary() -> str | None:
+    """The uv executable of the dev extra, or None. Cached, and to be asked once before threads use it: finding it
+    reads sysconfig, whose first read is not thread-safe (threads racing it got None for EXE: a TypeError)."""
+    try:
+        from uv import find_uv_bin
+    except ImportError:
+        return None
+    return find_uv_bin()
+
+
 def uv_install_command(python: Path | str, *, compile_bytecode: bool = True) -> list[str] | None:
     """``uv pip install`` into the venv of ``python`` from pip's sources, or None when uv is not installed.
 
@@ -50,13 +61,12 @@ def uv_install_command(python: Path | str, *, compile_bytecode: bool = True) -> 
     again: a fresh clone's suite took 22 min instead of 19. A venv that runs few processes is better off
     without: compiling a torch user's venv took 150 s, more than its tests then saved.
     """
-    try:
-        from uv import find_uv_bin
-    except ImportError:
+    uv = uv_binary()
+    if uv is None:
         return None
     # unsafe-best-match: the best version from any source, as pip picks (uv's default takes every version of a
     # package from the first source that has it, and the extra indexes come first: older releases on this machine)
-    return [find_uv_bin(), "pip", "install", "--quiet", "--python", str(python), "--index-strategy", "unsafe-best-match",
+    return [uv, "pip", "install", "--quiet", "--python", str(python), "--index-strategy", "unsafe-best-match",
             *(["--compile-bytecode"] if compile_bytecode else []), *pip_sources()]
 
 
