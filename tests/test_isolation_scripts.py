@@ -129,6 +129,20 @@ def test_uv_install_command_picks_the_best_version_from_every_source():
     assert "--compile-bytecode" not in uv_install.uv_install_command(sys.executable, compile_bytecode=False)
 
 
+def _write_package(folder: Path, name: str, init: str, extra: str = "") -> None:
+    """A one-module setuptools project: ``name``, version 1.0, its module's ``__init__`` holding ``init``."""
+    _write(folder, "pyproject.toml", f"""
+        [build-system]
+        requires = ["setuptools>=70.1"]
+        build-backend = "setuptools.build_meta"
+        [project]
+        name = "{name}"
+        version = "1.0"
+        {extra}
+    """)
+    _write(folder, f"{name.replace('-', '_')}/__init__.py", init)
+
+
 @pytest.fixture
 def check_isolation(monkeypatch):
     """scripts/check_isolation.py, imported as when it runs: its folder on the path (it imports its siblings)."""
@@ -143,15 +157,7 @@ def test_an_isolation_venv_has_no_pip_and_uv_still_installs_into_it(check_isolat
     python = venv / "bin" / "python"
     assert not (venv / "bin" / "pip").exists()
     package = tmp_path / "tiny"
-    _write(package, "pyproject.toml", """
-        [build-system]
-        requires = ["setuptools>=70.1"]
-        build-backend = "setuptools.build_meta"
-        [project]
-        name = "tiny-isolation-probe"
-        version = "1.0"
-    """)
-    _write(package, "tiny_isolation_probe/__init__.py", "VALUE = 42\n")
+    _write_package(package, "tiny-isolation-probe", "VALUE = 42\n")
     command = check_isolation.installer(python, ROOT / "scripts" / "constraints.txt")
     subprocess.run([*command, str(package)], check=True, env=check_isolation.clean_environment())
     done = subprocess.run([str(python), "-c", "import tiny_isolation_probe as t; print(t.VALUE)"], capture_output=True, text=True)
@@ -170,18 +176,8 @@ def test_isolation_tests_write_the_bytecode_of_what_they_import(check_isolation,
 def test_wheels_are_built_in_one_process_and_a_broken_one_is_named(monkeypatch, tmp_path):
     build_wheels = _load("build_wheels")
     source = tmp_path / "source"
-    for name, body in (("good-dist", "VALUE = 1\n"), ("broken-dist", None)):
-        folder = source / name
-        _write(folder, "pyproject.toml", f"""
-            [build-system]
-            requires = ["setuptools>=70.1"]
-            build-backend = "setuptools.build_meta"
-            [project]
-            name = "{name}"
-            version = "1.0"
-            {'' if body else 'dependencies = ["not a requirement !!"]'}
-        """)
-        _write(folder, f"src/{name.replace('-', '_')}/__init__.py", body or "")
+    _write_package(source / "good-dist", "good-dist", "VALUE = 1\n")
+    _write_package(source / "broken-dist", "broken-dist", "", 'dependencies = ["not a requirement !!"]')
     monkeypatch.setattr(build_wheels, "ROOT", source)
     monkeypatch.setattr(build_wheels, "distribution_folders", lambda: {p.name: p for p in sorted(source.iterdir())})
 
