@@ -265,20 +265,20 @@ def installer(python: Path, constraints: Path) -> list[str]:
     from uv_install import uv_install_command
 
     # not byte-compiled: compiling all of a torch user's venv took 150 s; its tests write the bytecode of what they
-    # import instead (test_environment)
+    # import instead (environment_for_tests)
     command = uv_install_command(python, compile_bytecode=False) or [str(python), "-m", "pip", "install", "--quiet", "--no-compile"]
     return [*command, "-c", str(constraints)]
 
 
 def venv_command(venv: Path) -> list[str]:
     """A fresh venv; without pip when uv installs into it (ensurepip took 10-13 s of each check, 24 times)."""
-    from uv_install import uv_install_command
+    from uv_install import uv_binary
 
-    without_pip = ["--without-pip"] if uv_install_command(venv / "bin" / "python") else []
+    without_pip = ["--without-pip"] if uv_binary() else []
     return [sys.executable, "-m", "venv", *without_pip, str(venv)]
 
 
-def test_environment() -> dict[str, str]:
+def environment_for_tests() -> dict[str, str]:
     """Where the tests run: as clean_environment, and Python writes the bytecode of what it imports.
 
     The venvs are installed without compiling (see installer), and where PYTHONDONTWRITEBYTECODE is set (this
@@ -399,7 +399,7 @@ def check(distribution: Distribution, everything: list[Distribution], wheels: di
         command = [str(python), "-P", "-m", "pytest", str(tests), "--rootdir", str(distribution.folder), *PYTEST_OPTIONS]
         if not settings.slow:  # still collected, so their modules and fixtures import here (make test runs them)
             command += ["-m", "not slow"]
-        result = run(command, log, cwd=distribution.folder, env=test_environment())
+        result = run(command, log, cwd=distribution.folder, env=environment_for_tests())
         outcome.tests = _pytest_summary(result.stdout)
         # pytest's 5 is "no tests ran": fine when every test was deselected as slow, and collected without error
         passed = result.returncode == 0 or (result.returncode == 5 and not settings.slow and "deselected" in outcome.tests)

@@ -168,7 +168,7 @@ def test_isolation_tests_write_the_bytecode_of_what_they_import(check_isolation,
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # as on this machine
     _write(tmp_path, "probe_module.py", "X = 1\n")
     code = "import probe_module"
-    for env, written in ((check_isolation.clean_environment(), False), (check_isolation.test_environment(), True)):
+    for env, written in ((check_isolation.clean_environment(), False), (check_isolation.environment_for_tests(), True)):
         subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, check=True)
         assert any((tmp_path / "__pycache__").glob("probe_module.*.pyc")) == written
 
