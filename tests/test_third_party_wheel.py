@@ -1,6 +1,6 @@
 """Plugins as users get them: wheels, pip-installed by name into a clean venv.
 
-Every distribution's wheel is built into one folder (offline, ``--no-build-isolation``)
+Every distribution's wheel is built into one folder (offline, without build isolation)
 and ``pip install --find-links WHEELS heta-plugin-example`` installs the plugin by name,
 so pip itself must choose our core: the package index also holds an unrelated
 ``heta-framework`` that a plugin depending on that name would pull in. A resolution
@@ -38,6 +38,7 @@ def _load_script(name: str):
 
 
 build_wheels = _load_script("build_wheels")
+uv_install = _load_script("uv_install")
 #: every distribution of the repository: name -> folder
 DISTRIBUTIONS = build_wheels.distribution_folders()
 WHEELS = "wheels"
@@ -161,7 +162,7 @@ def test_pip_chooses_our_core_for_the_plugin(venv, work, tmp_path):
     assert versions["heta-core"] == core_version and "heta-plugin-example" in versions
 
 
-@pytest.mark.skipif(importlib.util.find_spec("uv") is None, reason="uv is a dev dependency (make install)")
+@pytest.mark.skipif(uv_install.uv_binary() is None, reason="uv is a dev dependency (make install)")
 def test_every_plugin_resolves_to_our_core(work, tmp_path):
     """A resolution of every plugin at once, against the index plus our wheels, picks each plugin and heta-core
     from our wheels, never the index's unrelated ``heta-framework``.
@@ -172,14 +173,11 @@ def test_every_plugin_resolves_to_our_core(work, tmp_path):
     is our wheels' metadata, which any resolver reads alike, and uv resolves the 216 packages in 4 s where pip's
     dry run took 100-125 s. pip itself chooses our core in test_pip_chooses_our_core_for_the_plugin.
     """
-    from uv import find_uv_bin
-
-    uv_install = _load_script("uv_install")
     plugins = sorted(name for name in DISTRIBUTIONS if name not in ("heta-core", "heta-plugin-example"))
     requirements = tmp_path / "requirements.in"
     requirements.write_text("\n".join(plugins) + "\n")
     lock = tmp_path / "pylock.toml"  # PEP 751: every chosen package with the file it comes from
-    run([find_uv_bin(), "pip", "compile", "--quiet", "--index-strategy", "unsafe-best-match", *uv_install.pip_sources(),
+    run([uv_install.uv_binary(), "pip", "compile", "--quiet", "--index-strategy", "unsafe-best-match", *uv_install.pip_sources(),
          "--find-links", str(work / WHEELS), "--python-version", f"{sys.version_info.major}.{sys.version_info.minor}",
          "-o", str(lock), str(requirements)], tmp_path)
     chosen = {package["name"].lower(): [wheel["url"] for wheel in package.get("wheels", [])]
