@@ -19,10 +19,12 @@ DIST_SPECS := $(foreach d,$(DISTS),-e "./$(d)$(EXTRAS_$(d))")
 # machine sets PYTHONDONTWRITEBYTECODE), every test process and subprocess compiled the workspace's sources again
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install demo lint test test-fast bench clean wheels
-# the suite on every core (pytest-xdist; a module's tests stay on one worker, so its fixtures run once),
-# then the 15 slowest tests, so a test that grows slow is seen. One worker more than cores: a fifth of the
-# suite waits on subprocesses, servers and pip (on 2 cores, 3 workers took 447 s where 2 took 468 s)
+.PHONY: install demo lint test test-workspace test-distributions test-fast bench clean wheels
+# make test-fast: the suite on every core (pytest-xdist; a module's tests stay on one worker, so its fixtures run
+# once), then the 15 slowest tests, so a test that grows slow is seen. One worker more than cores: a fifth of the
+# suite waits on subprocesses, servers and pip (on 2 cores, 3 workers took 447 s where 2 took 468 s). make test
+# runs two halves side by side, each on one process per core
+CORES := $(shell $(PYTHON) -c "import os; print(os.cpu_count() or 1)")
 PYTEST_WORKERS ?= $(shell $(PYTHON) -c "import os; print((os.cpu_count() or 1) + 1)")
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadscope --durations=15
 
@@ -46,11 +48,22 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# every test, once: the workspace's tests (tests/: every plugin installed together) in .venv, and each
+# distribution's own tests in a fresh venv of its own, from its wheel, with only what it declares
+# (scripts/check_isolation.py), as tox runs each environment's tests. Before, the distributions' tests ran in .venv
+# and their fast ones again alone (make isolation): CI ran most of the suite twice. The two halves run side by
+# side, each on as many processes as cores, each half's output shown whole when it ends (--output-sync)
 test: $(STAMP) lint
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest $(PYTEST_PARALLEL)
+	$(MAKE) --no-print-directory --output-sync=target -j2 test-workspace test-distributions
 
-# the inner loop: everything but the tests marked slow (real servers, wheel installs, end-to-end builds
-# with real models); make test and CI run those too
+test-workspace: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -n $(CORES) --dist loadscope --durations=15 tests
+
+test-distributions: $(STAMP)
+	$(BIN)/python scripts/check_isolation.py --slow --jobs $(CORES)
+
+# the inner loop, in .venv alone: every distribution's tests and the workspace's, but those marked slow (real
+# servers, wheel installs, end-to-end builds with real models); make test and CI run those too
 test-fast: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not slow"
 
@@ -73,6 +86,7 @@ clean:
 	rm -rf $(VENV) $(WHEELS_VENV) demo-kb .isolation dist
 
 .PHONY: isolation
-# each distribution alone in a fresh venv (non-editable): its declared dependencies must suffice for its tests
+# each distribution alone in a fresh venv (non-editable), its tests but the slow ones: make test's second half,
+# quicker, for a change to what a distribution declares
 isolation: $(STAMP)
 	$(BIN)/python scripts/check_isolation.py

@@ -22,12 +22,12 @@ only the workspace's dev extra brings) goes unnoticed there. Here, for each
 5. check that every module its source and tests import without a fallback
    (scripts/imports_used.py) can be found there, so an undeclared dependency
    shows even where no test reaches that import;
-6. run its own ``tests/`` with that venv's pytest: those not marked slow, unless
-   ``--slow``. The slow ones (real servers, clusters, end-to-end builds) run in
-   ``make test`` against the same code; here they are still collected, so every
-   test module and fixture imports in the distribution's own venv.
+6. run its own ``tests/`` with that venv's pytest. ``make test`` runs them all
+   (``--slow``): this is where each distribution's tests run, once, as tox runs each
+   environment's. Without ``--slow`` (``make isolation``, the quick check) the tests
+   marked slow are still collected, so every test module and fixture imports there.
 
-Prints a table and exits non-zero if any distribution fails.
+Prints a table and the slowest tests of every run, and exits non-zero if any distribution fails.
 Usage: ``python scripts/check_isolation.py [--only NAME ...] [--slow] [--keep-venvs] [--jobs N]``
 (run with the workspace venv's Python: wheels are built with its setuptools, offline).
 """
@@ -60,10 +60,15 @@ TORCH_PIN = "torch==2.13.0"
 TORCH_USERS = frozenset({"torch", "sentence-transformers"})
 TEST_EXTRAS = ("test", "tests", "testing")
 TEST_TOOLS = ("pytest>=8.0", "pytest-asyncio>=0.23", "pytest-timeout>=2.2")
-#: started first: the longest checks now that the slow tests run in make test (measured on 2 cores, three at a
-#: time: heta-server 221 s, heta-core 183 s, the next 169 s), so neither starts last and runs alone at the end;
-#: heta-core installs no torch, so the torch-first order alone would start it late
-LONGEST_CHECKS = ("heta-server", "heta-core")
+#: started first, longest first, so none starts last and runs alone at the end (measured on 2 cores, three at a
+#: time). With --slow (make test): postgres 390 s, ray 341 s, heta-server 309 s, the next 183 s. Without: heta-server
+#: 221 s, heta-core 183 s, the next 169 s; heta-core installs no torch, so the torch-first order alone starts it late
+LONGEST_CHECKS = {
+    True: ("heta-plugin-postgres", "heta-plugin-ray", "heta-server", "heta-core"),
+    False: ("heta-server", "heta-core"),
+}
+#: slowest tests shown after the table, over every distribution's run (as make test's --durations=15 does)
+SLOWEST_SHOWN = 15
 #: what heta-core must install and work without
 NOT_IN_CORE = ("faiss", "whoosh", "openai", "cohere", "torch")
 #: the root pyproject's pytest settings that matter, repeated because its testpaths must not apply
@@ -73,6 +78,8 @@ PYTEST_OPTIONS = (
     "-o", "timeout=600", "-W", "error::SyntaxWarning", "-q", "-ra", "--tb=short",
     # the failure, not third-party deprecation warnings, belongs in the last lines this script shows
     "--disable-warnings",
+    # each run's slowest, gathered after the table into the slowest of every distribution (slowest_tests)
+    f"--durations={SLOWEST_SHOWN}",
 )
 
 
@@ -148,7 +155,7 @@ class Settings:
     keep_venvs: bool
     #: distributions checked at once
     jobs: int
-    #: also run the tests marked slow (make test runs them in the workspace venv)
+    #: also run the tests marked slow (make test does)
     slow: bool
 
 
@@ -161,6 +168,8 @@ class Outcome:
     tests: str = ""
     seconds: float = 0.0
     details: list[str] = field(default_factory=list)
+    #: (seconds, "phase test id") of its slowest tests, from pytest's --durations report
+    slowest: list[tuple[float, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -401,6 +410,7 @@ def check(distribution: Distribution, everything: list[Distribution], wheels: di
             command += ["-m", "not slow"]
         result = run(command, log, cwd=distribution.folder, env=environment_for_tests())
         outcome.tests = _pytest_summary(result.stdout)
+        outcome.slowest = slowest_tests(result.stdout, distribution.label)
         # pytest's 5 is "no tests ran": fine when every test was deselected as slow, and collected without error
         passed = result.returncode == 0 or (result.returncode == 5 and not settings.slow and "deselected" in outcome.tests)
         outcome.steps["tests"] = "ok" if passed else f"exit {result.returncode}"
@@ -437,6 +447,27 @@ def _pytest_summary(text: str) -> str:
         if re.search(r"\b(passed|failed|error|errors|deselected|no tests ran)\b", line):
             return line.strip("= ").strip()
     return ""
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s+(setup|call|teardown)\s+(\S.*)$")
+
+
+def slowest_tests(text: str, label: str) -> list[tuple[float, str]]:
+    """pytest's ``--durations`` lines in ``text`` as ``(seconds, "call folder/tests/test_x.py::test_y")``."""
+    found = []
+    for line in text.splitlines():
+        match = _DURATION.match(line)
+        if match:
+            found.append((float(match.group(1)), f"{match.group(2):8} {label}/{match.group(3).strip()}"))
+    return found
+
+
+def print_slowest(outcomes: list[Outcome]) -> None:
+    slowest = sorted((entry for o in outcomes for entry in o.slowest), reverse=True)[:SLOWEST_SHOWN]
+    if slowest:
+        print(f"\nslowest {len(slowest)} tests over every distribution:")
+        for seconds, test in slowest:
+            print(f"{seconds:8.2f}s {test}")
 
 
 def print_table(outcomes: list[Outcome]) -> None:
@@ -485,7 +516,9 @@ def check_all(selected: list[Distribution], everything: list[Distribution], fold
 
     # each check is its own venv, wheels and log, so they run side by side; the longest first, so the last
     # one to start is a short one (a torch user installs and tests for minutes, a small plugin for seconds)
-    order = sorted(selected, key=lambda d: (d.name not in LONGEST_CHECKS, not is_torch_user(d, by_name)))
+    longest = LONGEST_CHECKS[settings.slow]
+    order = sorted(selected, key=lambda d: (longest.index(d.name) if d.name in longest else len(longest),
+                                            not is_torch_user(d, by_name)))
     print(f"checking {len(order)} distribution(s), {settings.jobs} at a time ...", flush=True)
     with ThreadPoolExecutor(max_workers=settings.jobs) as pool:
         done = dict(zip(order, pool.map(check_one, order)))
@@ -502,7 +535,7 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", default=(), help="distribution names or folders to check (default: all)")
     parser.add_argument("--keep-venvs", action="store_true", help="leave each venv in .isolation/venvs/ for debugging")
     parser.add_argument("--slow", action="store_true",
-                        help="also run the tests marked slow (make test runs them; here they are collected, so they import)")
+                        help="also run the tests marked slow (make test does; without it they are only collected, so they import)")
     # one more than cores, as make test does: much of a check is pip waiting on files (on 2 cores, 3 at once took
     # 776 s where 2 took 841 s)
     parser.add_argument("--jobs", type=int, default=(os.cpu_count() or 1) + 1, help="distributions checked at once (default: cores + 1)")
@@ -525,6 +558,7 @@ def main() -> int:
         folder.finish(args.keep_venvs)
 
     print_table(outcomes)
+    print_slowest(outcomes)
     for outcome in outcomes:
         if outcome.local_dependencies:
             print(f"{outcome.distribution.name}: also installed its repo-local dependencies {', '.join(outcome.local_dependencies)} from their folders")

@@ -187,3 +187,52 @@ def test_wheels_are_built_in_one_process_and_a_broken_one_is_named(monkeypatch, 
         build_wheels.build_all(tmp_path / "wheels")
     assert "not a requirement" in str(failure.value)  # the backend's own complaint is passed on
     assert (tmp_path / "wheels" / "good_dist-1.0-py3-none-any.whl").is_file()  # the others were still built
+
+
+def _make_recipe(target: str) -> list[str]:
+    """The command lines of ``target`` in the Makefile."""
+    lines = (ROOT / "Makefile").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{target}:"))
+    recipe = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(line.strip())
+    return recipe
+
+
+def test_make_test_runs_every_test_module_of_the_repo_once(check_isolation):
+    """make test runs tests/ in the workspace venv and each distribution's tests/ in its own venv (--slow):
+    a test module in neither place would never run, and one in both would run twice."""
+    assert _make_recipe("test")[-1].split()[-2:] == ["test-workspace", "test-distributions"]
+    workspace = _make_recipe("test-workspace")
+    assert len(workspace) == 1 and " -m pytest " in workspace[0] and workspace[0].split()[-1] == "tests", workspace
+    distributions = _make_recipe("test-distributions")
+    assert len(distributions) == 1 and "scripts/check_isolation.py --slow" in distributions[0], distributions
+
+    distribution_tests = {d.folder / "tests" for d in check_isolation.discover()}
+    tracked = subprocess.run(["git", "ls-files", "*test_*.py"], cwd=ROOT, capture_output=True, text=True, check=True)
+    modules = [ROOT / name for name in tracked.stdout.split() if Path(name).name.startswith("test_")]
+    assert modules
+    runs = {module: [folder for folder in (*distribution_tests, ROOT / "tests") if module.is_relative_to(folder)]
+            for module in modules}
+    assert {str(m.relative_to(ROOT)): r for m, r in runs.items() if len(r) != 1} == {}
+
+
+def test_the_slowest_tests_of_every_distribution_are_gathered_slowest_first(check_isolation, capsys):
+    report = textwrap.dedent("""
+        ============================= slowest 15 durations =============================
+        12.50s call     tests/test_a.py::test_slow_one
+        0.75s setup    tests/test_a.py::test_param[vector_search]
+        ======================== 3 passed in 14.02s =========================
+    """)
+    first = check_isolation.slowest_tests(report, "plugins/heta_plugin_a")
+    assert first == [(12.5, "call     plugins/heta_plugin_a/tests/test_a.py::test_slow_one"),
+                     (0.75, "setup    plugins/heta_plugin_a/tests/test_a.py::test_param[vector_search]")]
+    outcomes = [check_isolation.Outcome(distribution=None, slowest=found)
+                for found in (first, [(30.0, "call     b/tests/test_b.py::test_b")])]
+    check_isolation.print_slowest(outcomes)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "slowest 3 tests over every distribution:"
+    assert [line.split()[-1] for line in lines[1:]] == ["b/tests/test_b.py::test_b", "plugins/heta_plugin_a/tests/test_a.py::test_slow_one",
+                                                         "plugins/heta_plugin_a/tests/test_a.py::test_param[vector_search]"]
