@@ -17,7 +17,7 @@ import pytest
 
 #: libraries that take a second or more to import here, each used by some plugin only once it works
 HEAVY = ("torch", "transformers", "sentence_transformers", "openai", "igraph", "leidenalg", "matplotlib",
-         "pandas", "pymilvus", "ray", "tantivy", "jieba", "mcp", "opentelemetry.sdk", "pptx", "pypdf")
+         "pandas", "pymilvus", "ray", "tantivy", "jieba", "mcp", "opentelemetry.sdk", "pptx", "pypdf", "httpx", "cohere", "bs4")
 
 _PROBE = """
 import json, sys

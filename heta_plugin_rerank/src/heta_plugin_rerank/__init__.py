@@ -10,10 +10,12 @@ Options, defaults and errors: docs/plugins/rerank.md.
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from heta_framework.common.models import ModelProvider
 from heta_framework.plugins import hookimpl
 
-from heta_plugin_rerank.cohere_reranker import CohereRerankClient
 from heta_plugin_rerank.local_reranker import LocalCrossEncoderReranker
 from heta_plugin_rerank.options import CohereOptions, LocalCrossEncoderOptions
 
@@ -26,10 +28,27 @@ __all__ = [
     "LocalCrossEncoderReranker",
 ]
 
+
+
+def __getattr__(name: str) -> Any:
+    # the Cohere client is imported when first named, not when plugins are found (every `heta` command): the
+    # cohere SDK and httpx took 0.25 s of that
+    if name == "CohereRerankClient":
+        return importlib.import_module("heta_plugin_rerank.cohere_reranker").CohereRerankClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def create_cohere_client(config: Any) -> Any:
+    """The ``CohereRerankClient`` for ``config`` (imported here, on first use)."""
+    from heta_plugin_rerank.cohere_reranker import CohereRerankClient
+
+    return CohereRerankClient(config)
+
+
 COHERE_PROVIDER = ModelProvider(
     name="cohere",
     kinds=frozenset({"reranker"}),
-    create=CohereRerankClient,
+    create=create_cohere_client,
     description="Cohere rerank API (v2), or a Cohere-compatible server via base_url",
 )
 

@@ -17,8 +17,6 @@ from typing import Any
 import attrs
 from heta_framework.contracts.documents import DocumentParseError, DocumentParser, ParseResult, ParserSet
 
-from heta_plugin_mineru.blocks import layout_result
-from heta_plugin_mineru.client import request_layout
 from heta_plugin_mineru.config import MinerUConfig
 from heta_plugin_mineru.errors import LayoutServiceError
 
@@ -33,6 +31,11 @@ def mineru_parser(config: MinerUConfig, fallbacks: ParserSet) -> DocumentParser:
     """The parser ``config`` describes, falling back on ``fallbacks`` (the local parsers) when the service fails."""
 
     def parse(data: bytes, name: str) -> ParseResult:
+        # imported on the first document: finding plugins (every `heta` command) imports this module, and the
+        # client's httpx and the blocks' BeautifulSoup took 0.5 s of it
+        from heta_plugin_mineru.blocks import layout_result
+        from heta_plugin_mineru.client import request_layout
+
         try:
             return layout_result(request_layout(config, data, name))
         except LayoutServiceError as failure:
