@@ -52,9 +52,11 @@ lint: $(STAMP)
 # distribution's own tests in a fresh venv of its own, from its wheel, with only what it declares
 # (scripts/check_isolation.py), as tox runs each environment's tests. Before, the distributions' tests ran in .venv
 # and their fast ones again alone (make isolation): CI ran most of the suite twice. The two halves run side by
-# side, each on as many processes as cores; their output comes as it is written, a whole line at a time
+# side, each on as many processes as cores, each half's output shown whole when it ends (--output-sync)
 test: $(STAMP) lint
-	$(MAKE) --no-print-directory --output-sync=line -j2 test-workspace test-distributions
+	@echo "make test: tests/ in .venv beside each distribution's tests in its own venv; each half reports when it ends," \
+	      "the distributions' logs are in .isolation/run-*/logs as they run"
+	$(MAKE) --no-print-directory --output-sync=target -j2 test-workspace test-distributions
 
 test-workspace: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -n $(CORES) --dist loadscope --durations=15 tests
