@@ -29,7 +29,6 @@ __all__ = [
 ]
 
 
-
 def __getattr__(name: str) -> Any:
     # the Cohere client is imported when first named, not when plugins are found (every `heta` command): the
     # cohere SDK and httpx took 0.25 s of that
