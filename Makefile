@@ -26,7 +26,8 @@ unexport PYTHONDONTWRITEBYTECODE
 # runs two halves side by side, each on one process per core
 CORES := $(shell $(PYTHON) -c "import os; print(os.cpu_count() or 1)")
 PYTEST_WORKERS ?= $(shell $(PYTHON) -c "import os; print((os.cpu_count() or 1) + 1)")
-PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadscope --durations=15
+PYTEST_SPREAD := --dist loadscope --durations=15
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) $(PYTEST_SPREAD)
 
 install: $(STAMP)
 
@@ -59,7 +60,7 @@ test: $(STAMP) lint
 	$(MAKE) --no-print-directory --output-sync=target -j2 test-workspace test-distributions
 
 test-workspace: $(STAMP)
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -n $(CORES) --dist loadscope --durations=15 tests
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -n $(CORES) $(PYTEST_SPREAD) tests
 
 test-distributions: $(STAMP)
 	$(BIN)/python scripts/check_isolation.py --slow --jobs $(CORES)
