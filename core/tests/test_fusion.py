@@ -134,6 +134,28 @@ def test_refusing_an_already_fused_list_does_not_lift_evidence_a_second_time():
     assert {r.id: r.metadata["fusion_ranks"]["hybrid_search"] for r in outer} == positions
 
 
+def test_a_fused_list_counts_its_results_with_their_fused_scores_so_fusing_it_again_is_flat():
+    a, b, c = chunk("a"), chunk("b"), chunk("c")
+    vector, graph, full_text = [a, b], [b, c], [c, a]
+    hybrid = reciprocal_rank_fusion([RankedList("vector_search", vector, 0.5), RankedList("heta_graph_search", graph)])
+    outer = reciprocal_rank_fusion([RankedList("hybrid_search", hybrid, fused=True), RankedList("full_text_search", full_text, 0.5)])
+    flat = reciprocal_rank_fusion(
+        [RankedList("vector_search", vector, 0.5), RankedList("heta_graph_search", graph), RankedList("full_text_search", full_text, 0.5)]
+    )
+    # one sum over the three base lists, whatever the nesting
+    assert scores(outer) == pytest.approx(scores(flat))
+    assert [r.id for r in outer] == [r.id for r in flat] == ["b", "c", "a"]
+    assert outer[0].metadata["fusion_ranks"] == {"hybrid_search": 1}  # the outer fusion still reports its own lists
+    # by rank, the inner list's first place is worth 1/61 whatever its score: a ranking of rankings
+    nested = reciprocal_rank_fusion([RankedList("hybrid_search", hybrid), RankedList("full_text_search", full_text, 0.5)])
+    assert scores(nested)["b"] == pytest.approx(1 / 61)
+    assert scores(outer)["b"] == pytest.approx(0.5 / 62 + 1 / 61)
+    # a result that carries no fusion ranks counts by its rank even in a list marked fused
+    assert scores(reciprocal_rank_fusion([RankedList("hybrid_search", [chunk("plain", score=9.0)], 2.0, fused=True)])) == {
+        "plain": pytest.approx(2 / 61)
+    }
+
+
 def test_ties_keep_first_appearance_and_empty_input_is_empty():
     fused = reciprocal_rank_fusion([RankedList("a", [chunk("x")]), RankedList("b", [chunk("y")])])
     assert [r.id for r in fused] == ["x", "y"]

@@ -108,7 +108,7 @@ CUTOFF = 10
 MIN_DOCUMENTS = 8
 CACHE_FILE = "fusion_calibration.json"
 #: bumped when the way weights are chosen changes, so a stored calibration of the old rule is made again
-RULE_VERSION = 6
+RULE_VERSION = 7
 _QUERY_WORDS = 6
 _QUERY_CJK_CHARACTERS = 10
 _CONCURRENCY = 4
@@ -340,7 +340,9 @@ def choose_weights(
     def fused_mrr(weights: Mapping[str, float]) -> float:
         scores = []
         for answer, query in zip(answers, queries):
-            fused = reciprocal_rank_fusion([RankedList(leg, answer[leg], weights[leg]) for leg in legs], rrf_k=rrf_k)
+            # fused=True mirrors the engines: a leg that is itself a fusion (hybrid_search in heta_rerank_search) fuses
+            # flat; a base leg's results carry no fusion ranks, so it is unaffected
+            fused = reciprocal_rank_fusion([RankedList(leg, answer[leg], weights[leg], fused=True) for leg in legs], rrf_k=rrf_k)
             scores.append(reciprocal_rank(fused, query.document_id))
         return mean(scores)
 

@@ -1,5 +1,8 @@
 """``heta_rerank_search``: RRF of ``hybrid_search`` and ``full_text_search``, then the reranker if the recipe has one.
 
+The RRF is flat: ``hybrid_search``'s results count with their own fused scores (``fusion.py``, "Fusing a
+fused list"), so vector, graph and full-text ranks weigh in one sum.
+
 The reranker is an optional improvement, not a requirement: without
 ``models.reranker`` the RRF order stands, and a failing reranker call falls back
 to it with a ``rerank_failed`` issue instead of failing the query.
@@ -56,7 +59,7 @@ class RerankSearchEngine:
             if calibration is not None:
                 weights = dict(calibration.weights)
         fused = reciprocal_rank_fusion(
-            [RankedList("hybrid_search", hybrid.results, weights["hybrid_search"]),
+            [RankedList("hybrid_search", hybrid.results, weights["hybrid_search"], fused=True),
              RankedList("full_text_search", full_text.results, weights["full_text_search"])],
             rrf_k=smoothing,
         )
