@@ -125,13 +125,13 @@ def test_pseudo_queries_may_take_weight_from_the_more_lexical_leg_never_give_it_
         assert against.weights == {"hybrid_search": 1.0, "full_text_search": 0.5}  # evidence despite the bias
 
 
-def test_graph_search_beside_vector_search_may_gain_or_lose_half_and_a_tie_keeps_equal_weights():
+def test_graph_search_beside_vector_search_may_gain_or_lose_half_and_loses_half_in_a_tie():
     # graph search ranks fact vectors and weighs them by their evidence's words: dense, and a little lexical,
     # so the pseudo-queries' bias is milder than for full-text search
     legs = ("vector_search", "heta_graph_search")
     queries = [PseudoQuery(text=f"q{i}", document_id=f"d{i}", language="english") for i in range(20)]
     graph_range = ratio_range(legs, frozenset({"en"}), "english")
-    assert graph_range.ratios == MILD_RATIOS and graph_range.preferred == 1.0
+    assert graph_range.ratios == MILD_RATIOS and graph_range.preferred == 0.5
     assert "heta_graph_search also ranks by words" in graph_range.reason
     # the graph leg has every answer first, the vector leg a wrong one first and the answer fourth: with k = 1,
     # equal weights tie the two (1/2 + 1/5 against 1/2 + ...), and only doubling the graph leg puts every answer first
@@ -141,16 +141,21 @@ def test_graph_search_beside_vector_search_may_gain_or_lose_half_and_a_tie_keeps
     ]
     chosen = choose_weights(legs, graph_better, queries, rrf_k=1, weight_range=graph_range)
     assert chosen.weights == {"vector_search": 0.5, "heta_graph_search": 1.0}  # the graph leg gains, as it may not under BOUNDED
-    # the pseudo-queries flatter the graph leg, so doubling it must win by more than BIAS_MARGIN: one query of 40
-    # that only the doubled graph gets right (+0.0125) is within what the bias explains; three (+0.0375) are not
+    # the pseudo-queries flatter the graph leg, so any weight above its half must win by more than BIAS_MARGIN: one
+    # query of 40 that only the doubled graph gets right (+0.0125) is within what the bias explains; three (+0.0375)
+    # are not
     forty = [PseudoQuery(text=f"q{i}", document_id=f"d{i}", language="english") for i in range(40)]
     agree_rows = [{"vector_search": [hit(f"d{i}")], "heta_graph_search": [hit(f"d{i}")]} for i in range(40)]
-    for better, expected in ((1, {"vector_search": 1.0, "heta_graph_search": 1.0}), (3, {"vector_search": 0.5, "heta_graph_search": 1.0})):
+    for better, expected in ((1, {"vector_search": 1.0, "heta_graph_search": 0.5}), (3, {"vector_search": 0.5, "heta_graph_search": 1.0})):
         answers = graph_better[:better] + agree_rows[better:]
         assert choose_weights(legs, answers, forty, rrf_k=1, weight_range=graph_range).weights == expected
-    # both legs agree: nothing to choose between, equal weights stay
+    # both legs agree on queries that flatter the graph leg: it is worth less on real questions, and loses half
     agree = [{"vector_search": [hit(f"d{i}")], "heta_graph_search": [hit(f"d{i}")]} for i in range(20)]
-    assert choose_weights(legs, agree, queries, rrf_k=1, weight_range=graph_range).weights == {"vector_search": 1.0, "heta_graph_search": 1.0}
+    assert choose_weights(legs, agree, queries, rrf_k=1, weight_range=graph_range).weights == {"vector_search": 1.0, "heta_graph_search": 0.5}
+    # the other order of the legs: the same weights, named the same way
+    swapped = ratio_range(legs[::-1], frozenset({"en"}), "english")
+    assert swapped.preferred == 2.0
+    assert choose_weights(legs[::-1], agree, queries, rrf_k=1, weight_range=swapped).weights == {"heta_graph_search": 0.5, "vector_search": 1.0}
 
 
 def test_the_main_language_is_the_one_most_pseudo_queries_come_from():
