@@ -10,9 +10,9 @@ Options, defaults and errors: docs/plugins/rerank.md.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from heta_framework.common.lazy import lazy_attributes
 from heta_framework.common.models import ModelProvider
 from heta_framework.plugins import hookimpl
 
@@ -29,12 +29,9 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # the Cohere client is imported when first named, not when plugins are found (every `heta` command): the
-    # cohere SDK and httpx took 0.25 s of that
-    if name == "CohereRerankClient":
-        return importlib.import_module("heta_plugin_rerank.cohere_reranker").CohereRerankClient
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the Cohere client is imported when first named, not when plugins are found (every `heta` command): the
+# cohere SDK and httpx took 0.25 s of that
+__getattr__ = lazy_attributes(__name__, {"CohereRerankClient": "heta_plugin_rerank.cohere_reranker"})
 
 
 def create_cohere_client(config: Any) -> Any:

@@ -15,9 +15,7 @@ one (``parser.py``), and the build goes on.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from heta_framework.common.lazy import lazy_attributes
 from heta_framework.plugins import hookimpl
 
 from heta_plugin_mineru.answers import LayoutAnswer
@@ -26,13 +24,7 @@ from heta_plugin_mineru.errors import LayoutServiceError
 from heta_plugin_mineru.parser import MINERU_PARSER, mineru_parser
 
 #: imported when first named, not when plugins are found: they bring httpx and BeautifulSoup (parser.py)
-_LAZY = {"layout_result": "heta_plugin_mineru.blocks", "request_layout": "heta_plugin_mineru.client"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, {"layout_result": "heta_plugin_mineru.blocks", "request_layout": "heta_plugin_mineru.client"})
 
 
 __all__ = ["MINERU_PARSER", "LayoutAnswer", "LayoutServiceError", "MinerUConfig", "layout_result", "mineru_parser", "request_layout"]

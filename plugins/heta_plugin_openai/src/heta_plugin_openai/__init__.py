@@ -7,9 +7,9 @@ speaks the OpenAI API. Options, defaults and errors: docs/plugins/openai.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from heta_framework.common.lazy import lazy_attributes
 from heta_framework.common.models import ModelProvider
 from heta_framework.plugins import hookimpl
 
@@ -21,13 +21,9 @@ if TYPE_CHECKING:
 
 # The clients import the ``openai`` package, which takes seconds: they load when a recipe's model is
 # created (or a name below is asked for), not when `heta` discovers its plugins.
-_CLIENTS = {"OpenAIEmbeddingClient": "heta_plugin_openai.embedding", "OpenAILanguageClient": "heta_plugin_openai.language"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _CLIENTS:
-        return getattr(importlib.import_module(_CLIENTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(
+    __name__, {"OpenAIEmbeddingClient": "heta_plugin_openai.embedding", "OpenAILanguageClient": "heta_plugin_openai.language"}
+)
 
 __all__ = ["OpenAIEmbeddingClient", "OpenAILanguageClient", "OpenAIOptions", "PROVIDER", "create_client"]
 
