@@ -388,7 +388,7 @@ def _multilingual_section(data: dict) -> list[str]:
     for n in compared:
         minilm, own = languages[n]["minilm_starter"], languages[n]
         lines += [f"The model choice in {n} (the same starter recipe, MiniLM instead of `{own.get('embedding')}`; build seconds "
-                  "per step; the machine was shared with other work, so compare the two only with each other):", ""]
+                  "per step, both builds in the same run):", ""]
         steps = list(dict.fromkeys([*own.get("build", {}).get("steps", {}), *minilm.get("build", {}).get("steps", {})]))
         lines += _table(["", f"`{own.get('embedding')}`", f"`{minilm.get('embedding')}`"], [
             ["build seconds", _fmt(own.get("build", {}).get("seconds")), _fmt(minilm.get("build", {}).get("seconds"))],
