@@ -23,4 +23,3 @@ def test_any_other_name_is_an_attribute_error_naming_the_package():
     getter = lazy_attributes("my_plugin", {"rgb_to_hsv": "colorsys"})
     with pytest.raises(AttributeError, match="module 'my_plugin' has no attribute 'hsv_to_rgb'"):
         getter("hsv_to_rgb")
-
