@@ -505,39 +505,11 @@ def test_evidence_relevance_is_the_share_of_query_terms_whatever_the_tokenising_
             assert lexical_relevance(terms, text) == expected, (query, text)
 
 
-async def test_an_nlp_entity_is_its_name_plus_its_sentence_and_each_sentence_is_embedded_once(tmp_path, registry, embedding_only,
-                                                                                            base_steps, monkeypatch):
-    """With descriptions, an nlp entity's vector is its label's plus its sentence's (weighted); co-occurrences reuse the sentences."""
-    import numpy as np
-    from heta_plugin_graph.vectors import ENTITY_COLLECTION, SENTENCE_WEIGHT, UNINFORMATIVE_TYPES, entity_label
 
-    from heta_plugin_graph import writer
+def test_an_entity_vector_leaves_out_a_type_that_says_only_that_it_is_a_name():
+    from heta_plugin_graph.vectors import entity_text
 
-    monkeypatch.setattr(writer, "UPSERT_BLOCK", 4)  # sentences repeat across blocks: later blocks find them in the cache
-    kb, report = await build_kb(
-        tmp_path, registry, graph_recipe(embedding_only, base_steps),
-        [SourceDocument(text=OCEAN, id="ocean", name="ocean.txt"), SourceDocument(text=RIVERS, id="rivers", name="rivers.txt")],
-    )
-    graph = kb.get_component("stores.graph")
-    entity_ids, relation_ids = graph.facts_of_documents(["ocean", "rivers"])
-    entities = graph.get_entities(list(entity_ids))
-    relations = graph.get_relations(list(relation_ids))
-    pacific = next(e for e in entities.values() if e.name == "Pacific Ocean")
-    assert pacific.type in UNINFORMATIVE_TYPES and entity_label(pacific.name, pacific.type) == "Pacific Ocean"
-    assert entity_label("Shanghai", "location") == "Shanghai (location)"  # a type that says something stays
-    sentences = {e.description for e in entities.values()} | {r.description for r in relations.values()}
-    labels = {entity_label(e.name, e.type) for e in entities.values()}
-    # every label and every distinct sentence went to the model once: none as "name: sentence", none twice
-    stats = next(s.stats for s in report.steps if s.name == "build_graph")
-    assert stats["embedded_texts"] == len(labels | sentences)
-    model = kb.get_component("models.embedding")
-    collection = kb.get_component("stores.vector").collection(ENTITY_COLLECTION)
-    for entity in entities.values():
-        label, sentence = np.asarray(await model.embed([entity_label(entity.name, entity.type), entity.description]))
-        expected = (label + SENTENCE_WEIGHT * sentence) / np.linalg.norm(label + SENTENCE_WEIGHT * sentence)
-        hits = collection.search(expected[None, :], 1, filters={"entity_id": [entity.id]})[0]
-        assert hits[0].score == pytest.approx(1.0, abs=1e-4)
-        # and not the vector of the joint text it used to be
-        joint = np.asarray(await model.embed([f"{entity_label(entity.name, entity.type)}: {entity.description}"]))[0]
-        assert float(joint @ expected) < 0.999
-    kb.close()
+    assert entity_text("Pacific Ocean", "named_entity", "") == "Pacific Ocean"
+    assert entity_text("krill", "Concept", "Blue whales feed on krill.") == "krill: Blue whales feed on krill."
+    assert entity_text("Shanghai", "location", "") == "Shanghai (location)"  # a type that says something stays
+    assert entity_text("ＯｐｅｎＡＩ", "organization", "") == "OpenAI (organization)"

@@ -28,10 +28,6 @@ SHARED_BY = "shared_by"
 #: "Pacific Ocean (named_entity)", the same in every name, and the model's time is per token (at 10k chunks the
 #: names took 120 s without them against 166 s with, and heta_graph_search scored 0.657 against 0.653)
 UNINFORMATIVE_TYPES = frozenset({"concept", "named_entity"})
-#: an entity's sentence counts twice its label in its vector (``embed_entities``). Measured on the English starter set
-#: (1,000 articles, 600 questions; heta_graph_search / hybrid_search MRR@10): "label: sentence" as one text
-#: 0.897 / 0.897, label + sentence at weights 0.5, 1, 2, 4: 0.886 / 0.884, 0.893 / 0.887, 0.897 / 0.891, 0.891 / 0.893
-SENTENCE_WEIGHT = 2.0
 
 
 def relations_of_hit(hit: Any) -> list[str]:
@@ -122,28 +118,6 @@ def entity_text(name: str, type_name: str, description: str) -> str:
     label = entity_label(name, type_name)
     # NFKC: embedding models tokenise full-width text ("ＯｐｅｎＡＩ") into noise
     return unicodedata.normalize("NFKC", f"{label}: {description}" if description else label)
-
-
-async def embed_entities(embedder: Any, labels: Sequence[str], descriptions: Sequence[str], *, context: Any = None,
-                         concurrency: int = EMBED_CONCURRENCY) -> np.ndarray:
-    """One unit vector per entity described by a sentence of its chunk: its label's vector plus the sentence's, twice.
-
-    The nlp extractor describes an entity by the first sentence that mentions it,
-    and that sentence is also the text of the co-occurrences it holds. Embedded as
-    one text per entity ("name: sentence"), every sentence went through the model
-    once per entity it names, and again for its co-occurrences: at 10k chunks,
-    55k entity texts of about 33 tokens for 25k distinct sentences. Here each
-    distinct sentence is embedded once (``embed_distinct``), and the relations
-    then take it from the graph cache (``SENTENCE_WEIGHT`` says how the two add up).
-    """
-    sentences = [unicodedata.normalize("NFKC", d) for d in descriptions]
-    matrix, rows = await embed_distinct(embedder, [unicodedata.normalize("NFKC", x) for x in labels] + [s for s in sentences if s],
-                                        context=context, concurrency=concurrency)
-    vectors = matrix[rows[: len(labels)]]
-    described = [i for i, s in enumerate(sentences) if s]
-    vectors[described] += SENTENCE_WEIGHT * matrix[rows[len(labels) :]]
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    return vectors
 
 
 def relation_text(source_name: str, relation_name: str, target_name: str, description: str, *,

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -29,9 +29,7 @@ from heta_plugin_graph.vectors import (
     EMBED_CONCURRENCY,
     ENTITY_COLLECTION,
     SHARED_BY,
-    embed_entities,
     embed_texts,
-    entity_label,
     entity_text,
     open_collections,
     relation_text,
@@ -40,9 +38,6 @@ from heta_plugin_graph.vectors import (
 
 #: facts written to a vector collection per upsert
 UPSERT_BLOCK = 8192
-
-#: ids of a block of facts -> their vectors, one row each
-EmbedBlock = Callable[[list[str]], Awaitable[np.ndarray]]
 
 
 def load_evidence_chunks(context: Any, chunk_ids: set[str]) -> dict[str, StoredChunk]:
@@ -103,11 +98,8 @@ async def write_draft(
     precomputed: Mapping[str, np.ndarray] | None = None,
     known_existing: Sequence[str] = (),
     embed_descriptions: bool = True,
-    sentence_descriptions: bool = False,
     concurrency: int = EMBED_CONCURRENCY,
 ) -> None:
-    """``sentence_descriptions``: the entities are described by sentences of their chunks (the nlp extractor), so
-    a described entity's vector is its label's plus its sentence's (``vectors.embed_entities``)."""
     graph: GraphStore = context.store("graph")
     embedder = context.embedding_model()
     vector_store = context.store("vector")
@@ -135,12 +127,9 @@ async def write_draft(
     stored_entities = await in_thread(graph.get_entities, entity_ids)
     entity_texts = {i: entity_text(e.name, e.type, described(e.description)) for i, e in stored_entities.items()}
     entity_metadata = {i: {"entity_id": i, "name": e.name, "type": e.type} for i, e in stored_entities.items()}
-    embed = (entity_embedder(embedder, stored_entities, context=context, concurrency=concurrency)
-             if embed_descriptions and sentence_descriptions else None)
     context.count("entities_written", len(stored_entities))
     del stored_entities
-    await _upsert_changed(context, embedder, entity_collection, entity_texts, entity_metadata, precomputed or {}, "entities", concurrency,
-                          embed=embed)
+    await _upsert_changed(context, embedder, entity_collection, entity_texts, entity_metadata, precomputed or {}, "entities", concurrency)
     del entity_texts, entity_metadata, entity_collection
     release = getattr(vector_store, "release_collection", None)
     if release is not None:  # the entity index (97 MB at 10k chunks) need not sit beside the relations being embedded
@@ -189,20 +178,8 @@ def text_carriers(texts: Mapping[str, str]) -> dict[str, list[str]]:
     return {ids[0]: ids for ids in members.values()}
 
 
-def entity_embedder(embedder: Any, entities: Mapping[str, Any], *, context: Any, concurrency: int) -> EmbedBlock:
-    """Embeds a block of entity ids as their label's vector plus their description sentence's (``embed_entities``)."""
-    parts = {i: (entity_label(e.name, e.type), e.description) for i, e in entities.items()}
-
-    async def embed(ids: list[str]) -> np.ndarray:
-        return await embed_entities(embedder, [parts[i][0] for i in ids], [parts[i][1] for i in ids], context=context,
-                                    concurrency=concurrency)
-
-    return embed
-
-
 async def _upsert_changed(context: Any, embedder: Any, collection: Any, texts: Mapping[str, str], metadata: Mapping[str, dict[str, Any]],
-                          precomputed: Mapping[str, np.ndarray], label: str, concurrency: int, embed: EmbedBlock | None = None) -> None:
-    """Embed and write the facts whose vector is missing or stale; ``embed`` (default: each one's text) makes a block's vectors."""
+                          precomputed: Mapping[str, np.ndarray], label: str, concurrency: int) -> None:
     ids = sorted(texts)
     if not ids:
         return
@@ -228,7 +205,5 @@ async def _upsert_changed(context: Any, embedder: Any, collection: Any, texts: M
     for start in range(0, len(fresh), UPSERT_BLOCK):
         block = fresh[start : start + UPSERT_BLOCK]
         # a text repeated in a later block is a graph-cache hit there: each distinct text is embedded once
-        vectors = await (embed(block) if embed is not None else
-                         embed_texts(embedder, [texts[i] for i in block], context=context, concurrency=concurrency))
-        await upsert(block, vectors)
+        await upsert(block, await embed_texts(embedder, [texts[i] for i in block], context=context, concurrency=concurrency))
     context.count(f"{label}_embedded", len(fresh))

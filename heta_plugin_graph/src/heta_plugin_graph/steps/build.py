@@ -16,7 +16,7 @@ from heta_framework.kb.steps import StepCapabilities, StepCleanupPlan, StepConte
 
 from heta_plugin_graph.assets import GRAPH_ASSETS, GRAPH_SEARCH_MODE
 from heta_plugin_graph.deletion import delete_graph_documents, preview_graph_removal
-from heta_plugin_graph.steps.common import EXTRACTION_KEYS, check_positive, descriptions_are_sentences
+from heta_plugin_graph.steps.common import EXTRACTION_KEYS, check_positive
 from heta_plugin_graph.steps.dedup import load_draft
 from heta_plugin_graph.vectors import EMBED_CONCURRENCY, ENTITY_COLLECTION, RELATION_COLLECTION
 from heta_plugin_graph.writer import write_draft
@@ -44,11 +44,10 @@ def graph_cleanup(artifacts: Mapping[str, Any]) -> StepCleanupPlan:
 class BuildGraph:
     """Write entities, relations and their evidence; embed the new ones.
 
-    ``embed_descriptions=False`` embeds only names (``name (type)``, ``A relation B``).
-    The nlp extractor's entity descriptions are sentences of the chunk, which its
-    co-occurrences embed as well: a described entity's vector is then its name's plus
-    its sentence's, each distinct sentence embedded once (``vectors.embed_entities``).
-    A co-occurrence is embedded as its sentence either way (see ``vectors.relation_text``).
+    ``embed_descriptions=False`` embeds only names (``name (type)``, ``A relation B``):
+    the nlp extractor's entity descriptions are whole sentences, so embedding names
+    only makes its graphs several times cheaper to build. A co-occurrence is embedded
+    as its sentence either way (see ``vectors.relation_text``).
     ``concurrency`` bounds the embedding batches in flight at once (default 4, as
     ``embed_chunks``): a remote provider's round trips overlap; a local model runs them one after another.
     """
@@ -73,7 +72,7 @@ class BuildGraph:
 
     async def run(self, context: StepContextProtocol) -> None:
         await write_draft(context, load_draft(context), embed_descriptions=self.embed_descriptions,
-                          sentence_descriptions=descriptions_are_sentences(context), concurrency=self.concurrency)
+                          concurrency=self.concurrency)
         context.set_artifact(GRAPH_STORE_ARTIFACT, {"paths": graph_paths(context), **context.store("graph").counts()})
 
     def cleanup_plan(self, artifacts: Mapping[str, Any]) -> StepCleanupPlan:

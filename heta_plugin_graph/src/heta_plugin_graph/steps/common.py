@@ -94,15 +94,3 @@ def report_llm_failure(context: Any, outcome: Any, *, subject: tuple[str, str], 
             "llm_call_failed", f"{what}: the language model could not be reached after retries: {outcome.error}",
             subject=subject, action=action, outcome=outcome_text, details={"attempt_count": outcome.attempts},
         )
-
-
-def descriptions_are_sentences(context: Any) -> bool:
-    """Whether the run's entities were extracted by the nlp extractor, which describes each by a sentence of its chunk.
-
-    Every staging file of a run comes from one ``ExtractEntities`` step and names its extractor; the
-    first is read. An LLM's descriptions are written about the entity and stay embedded with its name.
-    """
-    keys = optional_artifact(context, EXTRACTION_KEYS) or []
-    objects = context.store("objects")
-    return bool(keys) and objects.exists(keys[0]) and objects.get_json(keys[0]).get("extractor") == "nlp"
-

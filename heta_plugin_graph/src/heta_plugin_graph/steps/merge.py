@@ -31,13 +31,12 @@ from heta_plugin_graph.steps.common import (
     EXTRACTION_KEYS,
     check_positive,
     check_similarity,
-    descriptions_are_sentences,
     language_ref,
     make_caller,
     report_llm_failure,
 )
 from heta_plugin_graph.steps.dedup import load_draft
-from heta_plugin_graph.vectors import ENTITY_COLLECTION, embed_entities, embed_texts, entity_label, entity_text
+from heta_plugin_graph.vectors import ENTITY_COLLECTION, embed_texts, entity_text
 from heta_plugin_graph.writer import write_draft
 
 
@@ -77,24 +76,19 @@ class MergeGraphIntoStore:
         graph: GraphStore = context.store("graph")
         stored = await in_thread(graph.get_entities, [e.id for e in draft.entities])
         new = [e for e in draft.entities if e.id not in stored]
-        sentences = descriptions_are_sentences(context)
         context.count("entities_already_stored", len(draft.entities) - len(new))
         precomputed: dict[str, Any] = {}
         if new:
             embedder = context.embedding_model()
-            if self.embed_descriptions and sentences:  # as write_draft embeds them: comparable with the stored vectors
-                vectors = await embed_entities(embedder, [entity_label(e.name, e.type) for e in new], [e.description for e in new],
-                                               context=context, concurrency=self.concurrency)
-            else:
-                vectors = await embed_texts(embedder, [entity_text(e.name, e.type, e.description if self.embed_descriptions else "") for e in new],
-                                            context=context, concurrency=self.concurrency)
+            vectors = await embed_texts(embedder, [entity_text(e.name, e.type, e.description if self.embed_descriptions else "") for e in new],
+                                        context=context, concurrency=self.concurrency)
             precomputed = {e.id: v for e, v in zip(new, vectors)}
             if self.semantic:
                 mapping = await self._match(context, draft, new, vectors)
                 context.count("entities_matched_to_store", len(mapping))
                 draft = merge_entities(draft, mapping)
         await write_draft(context, draft, precomputed=precomputed, embed_descriptions=self.embed_descriptions,
-                          sentence_descriptions=sentences, concurrency=self.concurrency)
+                        concurrency=self.concurrency)
         context.set_artifact(GRAPH_STORE_ARTIFACT, {"paths": graph_paths(context), **graph.counts()})
 
     async def _match(self, context: Any, draft: GraphDraft, new: list[Any], vectors: Any) -> dict[str, str]:
