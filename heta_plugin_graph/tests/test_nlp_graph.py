@@ -505,7 +505,6 @@ def test_evidence_relevance_is_the_share_of_query_terms_whatever_the_tokenising_
             assert lexical_relevance(terms, text) == expected, (query, text)
 
 
-
 def test_an_entity_vector_leaves_out_a_type_that_says_only_that_it_is_a_name():
     from heta_plugin_graph.vectors import entity_text
 
