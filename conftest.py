@@ -11,6 +11,9 @@ import os
 
 import pytest
 
+# haystack-ai sends usage telemetry (PostHog) from a background thread once imported; no test may touch the network
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+
 
 def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):

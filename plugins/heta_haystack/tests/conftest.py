@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,8 @@ from typing import Any
 import pytest
 from heta_framework.testing.sample_kb import SAMPLE_TEXTS, SQL_RECIPE, build_sample_kb
 
+# haystack-ai sends usage telemetry (PostHog) from a background thread once imported; no test may touch the network
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 
 @pytest.fixture(scope="session")
 def build_knowledge_base() -> Callable[[Path, Mapping[str, Any]], Path]:
