@@ -13,6 +13,7 @@ from heta_framework.testing.sample_kb import SAMPLE_TEXTS, SQL_RECIPE, build_sam
 # haystack-ai sends usage telemetry (PostHog) from a background thread once imported; no test may touch the network
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 
+
 @pytest.fixture(scope="session")
 def build_knowledge_base() -> Callable[[Path, Mapping[str, Any]], Path]:
     return build_sample_kb
